@@ -1,0 +1,124 @@
+package caddymodule
+
+import (
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/zap"
+
+	"github.com/hookgate/hookgate/internal/deliver"
+	"github.com/hookgate/hookgate/internal/store"
+)
+
+func init() {
+	caddy.RegisterModule(App{})
+}
+
+// stores holds one open store per file path across configurations, so a
+// reload (new config provisioned before the old is cleaned up) shares the
+// file and its single delivery engine instead of fighting over bbolt's lock.
+var stores = caddy.NewUsagePool()
+
+// storeHandle is the pooled value: the file and the engine that delivers from it.
+type storeHandle struct {
+	store  *store.Bolt
+	engine *deliver.Engine
+}
+
+// Destruct stops delivery, then closes the file.
+func (s *storeHandle) Destruct() error {
+	s.engine.Stop()
+	return s.store.Close()
+}
+
+func acquireStore(path string, logger *zap.Logger) (*storeHandle, error) {
+	val, _, err := stores.LoadOrNew(path, func() (caddy.Destructor, error) {
+		st, err := store.OpenBolt(path, store.Options{OpenTimeout: 3 * time.Second})
+		if err != nil {
+			return nil, err
+		}
+		engine := deliver.New(st, deliver.Options{Logger: logger.Named("deliver")})
+		return &storeHandle{store: st, engine: engine}, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("webhook_gateway: %w", err)
+	}
+	return val.(*storeHandle), nil
+}
+
+// App is the hookgate app. Handlers register their upstreams with it while
+// being provisioned; delivery starts when Caddy starts the app, that is once
+// the configuration is live, and never during `caddy validate`.
+type App struct {
+	mu   *sync.Mutex
+	regs map[*storeHandle]*registration
+}
+
+type registration struct {
+	upstreams map[string]deliver.Upstream
+	routes    string
+}
+
+// CaddyModule returns the Caddy module information.
+func (App) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "hookgate",
+		New: func() caddy.Module { return &App{mu: new(sync.Mutex)} },
+	}
+}
+
+// register adds a handler's upstreams for its store. Two routes files that
+// share a store must agree on every upstream they both name.
+func (a *App) register(h *storeHandle, upstreams map[string]deliver.Upstream, routes string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.regs == nil {
+		a.regs = map[*storeHandle]*registration{}
+	}
+	reg, ok := a.regs[h]
+	if !ok {
+		a.regs[h] = &registration{upstreams: upstreams, routes: routes}
+		return nil
+	}
+	merged := make(map[string]deliver.Upstream, len(reg.upstreams)+len(upstreams))
+	for name, up := range reg.upstreams {
+		merged[name] = up
+	}
+	for name, up := range upstreams {
+		if prior, dup := merged[name]; dup && !reflect.DeepEqual(prior, up) {
+			return fmt.Errorf("webhook_gateway: upstream %q is defined differently in %s and %s, which share a store", name, reg.routes, routes)
+		}
+		merged[name] = up
+	}
+	reg.upstreams = merged
+	return nil
+}
+
+// Start hands this configuration's upstreams to each store's engine.
+func (a *App) Start() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for h, reg := range a.regs {
+		h.engine.Activate(a, reg.upstreams)
+	}
+	return nil
+}
+
+// Stop withdraws this configuration; an engine falls back to the previous
+// live one, or pauses.
+func (a *App) Stop() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for h := range a.regs {
+		h.engine.Deactivate(a)
+	}
+	return nil
+}
+
+// Interface guards
+var (
+	_ caddy.App = (*App)(nil)
+)

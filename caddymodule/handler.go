@@ -1,0 +1,138 @@
+// Package caddymodule is Hookgate's Caddy glue: the webhook_gateway handler,
+// its Caddyfile directive, the app that owns delivery, and the shared stores.
+package caddymodule
+
+import (
+	"fmt"
+	"net/http"
+	"path/filepath"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/ingest"
+)
+
+func init() {
+	caddy.RegisterModule(Handler{})
+}
+
+// Handler verifies, deduplicates and durably stores webhooks for the paths
+// its routes file declares, and passes every other request to the next
+// handler untouched.
+type Handler struct {
+	// Config is the path of the routes.yaml file. Placeholders such as
+	// {env.HOOKGATE_ROUTES} are expanded.
+	Config string `json:"config,omitempty"`
+	// Storage overrides the bbolt file path from routes.yaml. Default:
+	// Caddy's data directory/hookgate/hookgate.db.
+	Storage string `json:"storage,omitempty"`
+
+	pipeline  *ingest.Pipeline
+	storePath string // the pool key this handler holds, once acquired
+	logger    *zap.Logger
+}
+
+// CaddyModule returns the Caddy module information.
+func (Handler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.webhook_gateway",
+		New: func() caddy.Module { return new(Handler) },
+	}
+}
+
+// Provision loads the routes file, compiles it, opens the store and
+// registers the configuration with the hookgate app, which starts delivery
+// when the configuration goes live.
+func (h *Handler) Provision(ctx caddy.Context) error {
+	h.logger = ctx.Logger()
+	if h.Config == "" {
+		return fmt.Errorf("webhook_gateway: no routes file configured")
+	}
+	repl := caddy.NewReplacer()
+	routesPath, err := repl.ReplaceOrErr(h.Config, true, true)
+	if err != nil {
+		return fmt.Errorf("webhook_gateway: config path: %w", err)
+	}
+	cfg, err := config.Load(routesPath, config.Options{
+		Expand: func(s string) (string, error) { return repl.ReplaceOrErr(s, false, true) },
+	})
+	if err != nil {
+		return err
+	}
+	pipeline, err := ingest.Compile(cfg)
+	if err != nil {
+		return err
+	}
+	storePath, err := h.resolveStorePath(repl, cfg)
+	if err != nil {
+		return err
+	}
+	handle, err := acquireStore(storePath, h.logger)
+	if err != nil {
+		return err
+	}
+	h.storePath = storePath
+	pipeline.Attach(handle.store, handle.engine.Notify, h.logger, nil)
+	h.pipeline = pipeline
+
+	appModule, err := ctx.App("hookgate")
+	if err != nil {
+		return fmt.Errorf("webhook_gateway: loading hookgate app: %w", err)
+	}
+	if err := appModule.(*App).register(handle, pipeline.Upstreams(), routesPath); err != nil {
+		return err
+	}
+	h.logger.Info("webhook gateway provisioned",
+		zap.String("routes", routesPath), zap.String("storage", storePath), zap.Int("sources", len(pipeline.Sources())))
+	return nil
+}
+
+func (h *Handler) resolveStorePath(repl *caddy.Replacer, cfg *config.Config) (string, error) {
+	path := cfg.Storage.Path
+	if h.Storage != "" {
+		p, err := repl.ReplaceOrErr(h.Storage, true, true)
+		if err != nil {
+			return "", fmt.Errorf("webhook_gateway: storage path: %w", err)
+		}
+		path = p
+	}
+	if path == "" {
+		path = filepath.Join(caddy.AppDataDir(), "hookgate", "hookgate.db")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("webhook_gateway: storage path %s: %w", path, err)
+	}
+	return abs, nil
+}
+
+// ServeHTTP answers requests to a source's path and passes the rest on.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if !h.pipeline.Handles(r.URL.Path) {
+		return next.ServeHTTP(w, r)
+	}
+	h.pipeline.ServeHTTP(w, r)
+	return nil
+}
+
+// Cleanup releases this handler's hold on the store. When the last holder
+// lets go, the pool stops delivery and closes the file. Caddy calls Cleanup
+// even when Provision failed, so only what was acquired is released.
+func (h *Handler) Cleanup() error {
+	if h.storePath == "" {
+		return nil
+	}
+	_, err := stores.Delete(h.storePath)
+	h.storePath = ""
+	return err
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Handler)(nil)
+	_ caddy.CleanerUpper          = (*Handler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
+)

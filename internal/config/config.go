@@ -1,0 +1,658 @@
+// Package config loads and validates routes.yaml: the upstreams, the
+// sources and their verification, deduplication and routing settings.
+//
+// Loading walks the yaml.Node tree by hand so that every error names the
+// file, line and column it comes from, and so that unknown keys are refused.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Defaults, kept in one place.
+const (
+	DefaultRetention       = 168 * time.Hour
+	DefaultMaxBody         = 5 << 20
+	DefaultTimeout         = 15 * time.Second
+	DefaultConcurrency     = 16
+	DefaultMaxAttempts     = 10
+	DefaultInitialInterval = 5 * time.Second
+	DefaultMaxInterval     = time.Hour
+	DefaultResponseStatus  = 200
+)
+
+// Pos is a position in the configuration file.
+type Pos struct {
+	Line, Col int
+}
+
+// Config is a loaded and checked routes.yaml.
+type Config struct {
+	// File is the path the configuration was read from.
+	File string
+	// Storage holds where and how long events are kept.
+	Storage Storage
+	// MaxBody is the largest request body accepted, in bytes.
+	MaxBody int64
+	// Upstreams are the delivery destinations by name.
+	Upstreams map[string]*Upstream
+	// Sources are the webhook endpoints, in file order.
+	Sources []*Source
+}
+
+// Storage configures the event store.
+type Storage struct {
+	// Path is the bbolt file; empty means the caller's default location.
+	Path string
+	// Retention is how long events and their dedup keys are kept.
+	Retention time.Duration
+}
+
+// Upstream is a delivery destination.
+type Upstream struct {
+	Name string
+	// URL is the base address; the request's path and query are appended.
+	URL *url.URL
+	// Timeout bounds one delivery attempt.
+	Timeout time.Duration
+	// Concurrency bounds the deliveries in flight to this upstream.
+	Concurrency int
+	// Retry is the retry policy for failed attempts.
+	Retry RetryPolicy
+	Pos   Pos
+}
+
+// RetryPolicy says how often and how far apart failed deliveries are retried.
+type RetryPolicy struct {
+	MaxAttempts     int
+	InitialInterval time.Duration
+	MaxInterval     time.Duration
+}
+
+// Source is one webhook endpoint.
+type Source struct {
+	Name string
+	// Path is the exact request path that selects this source.
+	Path string
+	// Provider names a verification preset; empty when Verify is set.
+	Provider string
+	// Secrets are the signing secrets after placeholder expansion; any may match.
+	Secrets []string
+	// Tolerance overrides the preset's timestamp tolerance when non-zero.
+	Tolerance time.Duration
+	// PublicURL is the URL the provider signs, for schemes that sign the URL.
+	PublicURL string
+	// Verify is a declarative scheme for providers without a preset.
+	Verify *VerifySpec
+	// Dedup overrides the preset's deduplication key and window.
+	Dedup Dedup
+	// Default lists the upstreams that receive events no route matched.
+	Default []string
+	// Routes are evaluated in order; every match delivers.
+	Routes []*Route
+	// Response is what the provider gets for an accepted event.
+	Response Response
+	Pos      Pos
+	// ProviderPos, SecretsPos and DefaultPos locate those keys for later errors.
+	ProviderPos, SecretsPos, DefaultPos Pos
+}
+
+// VerifySpec is the declarative HMAC scheme.
+type VerifySpec struct {
+	Algorithm       string
+	Header          string
+	Prefix          string
+	Separator       string
+	PairSeparator   string
+	SignatureKey    string
+	TimestampKey    string
+	Encoding        string
+	Content         string
+	TimestampHeader string
+	TimestampUnit   string
+	IDHeader        string
+	SecretEncoding  string
+	Pos             Pos
+}
+
+// Dedup configures deduplication of provider retries.
+type Dedup struct {
+	// Key is an expression producing the provider's event id.
+	Key    string
+	KeyPos Pos
+	// Window is how long a key is remembered; zero means storage.retention.
+	Window time.Duration
+	// Disabled turns deduplication off for the source.
+	Disabled bool
+}
+
+// Route is one routing rule.
+type Route struct {
+	Name string
+	// When is an expr-lang expression that must evaluate to true.
+	When    string
+	WhenPos Pos
+	// Schema is a JSON Schema file the body must satisfy.
+	Schema    string
+	SchemaPos Pos
+	// To lists the destination upstreams.
+	To    []string
+	ToPos Pos
+	Pos   Pos
+}
+
+// Response is the answer to an accepted event.
+type Response struct {
+	Status      int
+	Body        string
+	ContentType string
+}
+
+// Error is a configuration error at a position in a file.
+type Error struct {
+	File string
+	Pos  Pos
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Pos.Line == 0 {
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Pos.Line, e.Pos.Col, e.Msg)
+}
+
+// Errorf builds an Error for this configuration's file.
+func (c *Config) Errorf(pos Pos, format string, args ...any) error {
+	return &Error{File: c.File, Pos: pos, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Options change how a file is loaded.
+type Options struct {
+	// Expand replaces placeholders such as {env.X} in secrets, URLs and paths.
+	// Nil leaves values as written.
+	Expand func(string) (string, error)
+}
+
+// Load reads, parses and checks a routes.yaml file. The returned error joins
+// every problem found, each as a *Error.
+func Load(path string, opts Options) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading routes file: %w", err)
+	}
+	return Parse(path, data, opts)
+}
+
+// Parse checks configuration text; path is used for error messages and to
+// resolve relative file names.
+func Parse(path string, data []byte, opts Options) (*Config, error) {
+	p := &parser{cfg: &Config{File: path}, expand: opts.Expand, dir: filepath.Dir(path)}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, p.yamlError(err)
+	}
+	if len(doc.Content) == 0 {
+		return nil, p.cfg.Errorf(Pos{}, "file is empty")
+	}
+	p.root(doc.Content[0])
+	if len(p.errs) == 0 {
+		p.check()
+	}
+	if len(p.errs) > 0 {
+		return nil, errors.Join(p.errs...)
+	}
+	return p.cfg, nil
+}
+
+type parser struct {
+	cfg    *Config
+	expand func(string) (string, error)
+	dir    string
+	errs   []error
+}
+
+func pos(n *yaml.Node) Pos { return Pos{Line: n.Line, Col: n.Column} }
+
+func (p *parser) errorf(n *yaml.Node, format string, args ...any) {
+	var at Pos
+	if n != nil {
+		at = pos(n)
+	}
+	p.errs = append(p.errs, p.cfg.Errorf(at, format, args...))
+}
+
+func (p *parser) yamlError(err error) error {
+	// yaml.v3 reports "yaml: line N: reason"; keep its line in our format.
+	msg := err.Error()
+	var line int
+	if _, scanErr := fmt.Sscanf(msg, "yaml: line %d:", &line); scanErr == nil {
+		_, reason, _ := strings.Cut(msg, ": line ")
+		_, reason, _ = strings.Cut(reason, ": ")
+		return p.cfg.Errorf(Pos{Line: line, Col: 1}, "%s", reason)
+	}
+	return p.cfg.Errorf(Pos{}, "%s", strings.TrimPrefix(msg, "yaml: "))
+}
+
+// fields walks a mapping node, refusing unknown and repeated keys.
+func (p *parser) fields(n *yaml.Node, what string, handlers map[string]func(key, val *yaml.Node)) {
+	if n.Kind != yaml.MappingNode {
+		p.errorf(n, "%s must be a mapping", what)
+		return
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i], n.Content[i+1]
+		if seen[key.Value] {
+			p.errorf(key, "%s: key %q appears twice", what, key.Value)
+			continue
+		}
+		seen[key.Value] = true
+		h, ok := handlers[key.Value]
+		if !ok {
+			p.errorf(key, "%s: unknown key %q (known: %s)", what, key.Value, knownKeys(handlers))
+			continue
+		}
+		h(key, val)
+	}
+}
+
+func knownKeys(handlers map[string]func(key, val *yaml.Node)) string {
+	keys := make([]string, 0, len(handlers))
+	for k := range handlers {
+		keys = append(keys, k)
+	}
+	sortStrings(keys)
+	return strings.Join(keys, ", ")
+}
+
+func (p *parser) str(n *yaml.Node, what string) string {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		p.errorf(n, "%s must be a string", what)
+		return ""
+	}
+	return n.Value
+}
+
+func (p *parser) expanded(n *yaml.Node, what string) string {
+	s := p.str(n, what)
+	if p.expand == nil || s == "" {
+		return s
+	}
+	out, err := p.expand(s)
+	if err != nil {
+		p.errorf(n, "%s: %v", what, err)
+		return ""
+	}
+	return out
+}
+
+func (p *parser) strList(n *yaml.Node, what string) []string {
+	if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
+		return []string{n.Value}
+	}
+	if n.Kind != yaml.SequenceNode {
+		p.errorf(n, "%s must be a list of strings", what)
+		return nil
+	}
+	out := make([]string, 0, len(n.Content))
+	for _, item := range n.Content {
+		out = append(out, p.str(item, what))
+	}
+	return out
+}
+
+func (p *parser) duration(n *yaml.Node, what string) time.Duration {
+	s := p.str(n, what)
+	if s == "" {
+		return 0
+	}
+	d, err := ParseDuration(s)
+	if err != nil {
+		p.errorf(n, "%s: %v", what, err)
+		return 0
+	}
+	if d < 0 {
+		p.errorf(n, "%s must not be negative", what)
+		return 0
+	}
+	return d
+}
+
+func (p *parser) integer(n *yaml.Node, what string, min int) int {
+	var v int
+	if n.Kind != yaml.ScalarNode || n.Decode(&v) != nil {
+		p.errorf(n, "%s must be a whole number", what)
+		return 0
+	}
+	if v < min {
+		p.errorf(n, "%s must be at least %d", what, min)
+		return 0
+	}
+	return v
+}
+
+func (p *parser) boolean(n *yaml.Node, what string) bool {
+	var v bool
+	if n.Kind != yaml.ScalarNode || n.Decode(&v) != nil {
+		p.errorf(n, "%s must be true or false", what)
+	}
+	return v
+}
+
+// path resolves a file name relative to the routes file's folder.
+func (p *parser) path(n *yaml.Node, what string) string {
+	s := p.expanded(n, what)
+	if s == "" || filepath.IsAbs(s) {
+		return s
+	}
+	return filepath.Join(p.dir, s)
+}
+
+func (p *parser) root(n *yaml.Node) {
+	cfg := p.cfg
+	cfg.MaxBody = DefaultMaxBody
+	cfg.Storage.Retention = DefaultRetention
+	cfg.Upstreams = map[string]*Upstream{}
+	var sourcesNode *yaml.Node
+	p.fields(n, "routes file", map[string]func(k, v *yaml.Node){
+		"storage": func(_, v *yaml.Node) {
+			p.fields(v, "storage", map[string]func(k, v *yaml.Node){
+				"path":      func(_, v *yaml.Node) { cfg.Storage.Path = p.path(v, "storage.path") },
+				"retention": func(_, v *yaml.Node) { cfg.Storage.Retention = p.duration(v, "storage.retention") },
+			})
+		},
+		"max_body": func(_, v *yaml.Node) {
+			size, err := ParseSize(p.str(v, "max_body"))
+			if err != nil {
+				p.errorf(v, "max_body: %v", err)
+			}
+			cfg.MaxBody = size
+		},
+		"upstreams": func(_, v *yaml.Node) { p.upstreams(v) },
+		"sources":   func(_, v *yaml.Node) { sourcesNode = v },
+	})
+	if sourcesNode == nil {
+		p.errorf(n, "routes file: no sources defined")
+		return
+	}
+	p.sources(sourcesNode)
+}
+
+func (p *parser) upstreams(n *yaml.Node) {
+	if n.Kind != yaml.MappingNode {
+		p.errorf(n, "upstreams must be a mapping of names to upstreams")
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i], n.Content[i+1]
+		name := key.Value
+		if _, dup := p.cfg.Upstreams[name]; dup {
+			p.errorf(key, "upstream %q is defined twice", name)
+			continue
+		}
+		up := &Upstream{
+			Name:        name,
+			Timeout:     DefaultTimeout,
+			Concurrency: DefaultConcurrency,
+			Retry: RetryPolicy{
+				MaxAttempts:     DefaultMaxAttempts,
+				InitialInterval: DefaultInitialInterval,
+				MaxInterval:     DefaultMaxInterval,
+			},
+			Pos: pos(key),
+		}
+		what := "upstream " + name
+		p.fields(val, what, map[string]func(k, v *yaml.Node){
+			"url": func(_, v *yaml.Node) {
+				raw := p.expanded(v, what+".url")
+				u, err := url.Parse(raw)
+				switch {
+				case err != nil:
+					p.errorf(v, "%s.url: %v", what, err)
+				case u.Scheme != "http" && u.Scheme != "https":
+					p.errorf(v, "%s.url: scheme must be http or https, got %q", what, raw)
+				case u.Host == "":
+					p.errorf(v, "%s.url: no host in %q", what, raw)
+				default:
+					up.URL = u
+				}
+			},
+			"timeout":     func(_, v *yaml.Node) { up.Timeout = p.duration(v, what+".timeout") },
+			"concurrency": func(_, v *yaml.Node) { up.Concurrency = p.integer(v, what+".concurrency", 1) },
+			"retry": func(_, v *yaml.Node) {
+				p.fields(v, what+".retry", map[string]func(k, v *yaml.Node){
+					"max_attempts":     func(_, v *yaml.Node) { up.Retry.MaxAttempts = p.integer(v, what+".retry.max_attempts", 1) },
+					"initial_interval": func(_, v *yaml.Node) { up.Retry.InitialInterval = p.duration(v, what+".retry.initial_interval") },
+					"max_interval":     func(_, v *yaml.Node) { up.Retry.MaxInterval = p.duration(v, what+".retry.max_interval") },
+				})
+			},
+		})
+		if up.URL == nil && !p.hasKey(val, "url") {
+			p.errorf(key, "%s: url is required", what)
+		}
+		if up.Retry.MaxInterval < up.Retry.InitialInterval {
+			p.errorf(key, "%s.retry: max_interval (%s) is shorter than initial_interval (%s)", what, up.Retry.MaxInterval, up.Retry.InitialInterval)
+		}
+		if up.Timeout == 0 {
+			up.Timeout = DefaultTimeout
+		}
+		p.cfg.Upstreams[name] = up
+	}
+}
+
+func (p *parser) hasKey(n *yaml.Node, key string) bool {
+	if n.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *parser) sources(n *yaml.Node) {
+	if n.Kind != yaml.MappingNode {
+		p.errorf(n, "sources must be a mapping of names to sources")
+		return
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i], n.Content[i+1]
+		if seen[key.Value] {
+			p.errorf(key, "source %q is defined twice", key.Value)
+			continue
+		}
+		seen[key.Value] = true
+		p.cfg.Sources = append(p.cfg.Sources, p.source(key, val))
+	}
+}
+
+func (p *parser) source(key, n *yaml.Node) *Source {
+	src := &Source{Name: key.Value, Pos: pos(key), Response: Response{Status: DefaultResponseStatus}}
+	what := "source " + src.Name
+	p.fields(n, what, map[string]func(k, v *yaml.Node){
+		"path": func(_, v *yaml.Node) { src.Path = p.str(v, what+".path") },
+		"provider": func(k, v *yaml.Node) {
+			src.Provider = p.str(v, what+".provider")
+			src.ProviderPos = pos(v)
+		},
+		"secrets": func(k, v *yaml.Node) {
+			src.SecretsPos = pos(k)
+			for _, item := range p.listNodes(v, what+".secrets") {
+				// An unset variable in a rotation slot is not an error.
+				if s := p.expanded(item, what+".secrets"); s != "" {
+					src.Secrets = append(src.Secrets, s)
+				}
+			}
+		},
+		"tolerance":  func(_, v *yaml.Node) { src.Tolerance = p.duration(v, what+".tolerance") },
+		"public_url": func(_, v *yaml.Node) { src.PublicURL = p.expanded(v, what+".public_url") },
+		"verify":     func(k, v *yaml.Node) { src.Verify = p.verify(k, v, what+".verify") },
+		"dedup": func(_, v *yaml.Node) {
+			if v.Kind == yaml.ScalarNode && (v.Value == "off" || v.Value == "false") {
+				src.Dedup.Disabled = true
+				return
+			}
+			p.fields(v, what+".dedup", map[string]func(k, v *yaml.Node){
+				"key": func(_, v *yaml.Node) {
+					src.Dedup.Key = p.str(v, what+".dedup.key")
+					src.Dedup.KeyPos = pos(v)
+				},
+				"window": func(_, v *yaml.Node) { src.Dedup.Window = p.duration(v, what+".dedup.window") },
+			})
+		},
+		"default": func(k, v *yaml.Node) {
+			src.Default = p.strList(v, what+".default")
+			src.DefaultPos = pos(v)
+		},
+		"routes": func(_, v *yaml.Node) {
+			for i, item := range p.listNodes(v, what+".routes") {
+				src.Routes = append(src.Routes, p.route(item, fmt.Sprintf("%s.routes[%d]", what, i)))
+			}
+		},
+		"response": func(_, v *yaml.Node) {
+			p.fields(v, what+".response", map[string]func(k, v *yaml.Node){
+				"status": func(_, v *yaml.Node) {
+					src.Response.Status = p.integer(v, what+".response.status", 200)
+					if src.Response.Status > 299 {
+						p.errorf(v, "%s.response.status must be a 2xx status", what)
+					}
+				},
+				"body":         func(_, v *yaml.Node) { src.Response.Body = p.str(v, what+".response.body") },
+				"content_type": func(_, v *yaml.Node) { src.Response.ContentType = p.str(v, what+".response.content_type") },
+			})
+		},
+	})
+	switch {
+	case src.Path == "":
+		p.errorf(key, "%s: path is required", what)
+	case !strings.HasPrefix(src.Path, "/"):
+		p.errorf(key, "%s: path must start with /, got %q", what, src.Path)
+	}
+	switch {
+	case src.Provider == "" && src.Verify == nil:
+		p.errorf(key, "%s: set provider (a preset) or verify (a declarative scheme)", what)
+	case src.Provider != "" && src.Verify != nil:
+		p.errorf(key, "%s: provider and verify exclude each other", what)
+	}
+	if len(src.Secrets) == 0 {
+		at := src.SecretsPos
+		if at.Line == 0 {
+			at = src.Pos
+		}
+		p.errs = append(p.errs, p.cfg.Errorf(at, "%s: no secret configured (or every placeholder in secrets is empty)", what))
+	}
+	return src
+}
+
+func (p *parser) listNodes(n *yaml.Node, what string) []*yaml.Node {
+	if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
+		return []*yaml.Node{n}
+	}
+	if n.Kind != yaml.SequenceNode {
+		p.errorf(n, "%s must be a list", what)
+		return nil
+	}
+	return n.Content
+}
+
+func (p *parser) verify(key, n *yaml.Node, what string) *VerifySpec {
+	v := &VerifySpec{Pos: pos(key)}
+	set := func(dst *string, name string) func(_, v *yaml.Node) {
+		return func(_, node *yaml.Node) { *dst = p.str(node, what+"."+name) }
+	}
+	p.fields(n, what, map[string]func(k, v *yaml.Node){
+		"algorithm":        set(&v.Algorithm, "algorithm"),
+		"header":           set(&v.Header, "header"),
+		"prefix":           set(&v.Prefix, "prefix"),
+		"separator":        set(&v.Separator, "separator"),
+		"pair_separator":   set(&v.PairSeparator, "pair_separator"),
+		"signature_key":    set(&v.SignatureKey, "signature_key"),
+		"timestamp_key":    set(&v.TimestampKey, "timestamp_key"),
+		"encoding":         set(&v.Encoding, "encoding"),
+		"content":          set(&v.Content, "content"),
+		"timestamp_header": set(&v.TimestampHeader, "timestamp_header"),
+		"timestamp_unit":   set(&v.TimestampUnit, "timestamp_unit"),
+		"id_header":        set(&v.IDHeader, "id_header"),
+		"secret_encoding":  set(&v.SecretEncoding, "secret_encoding"),
+	})
+	return v
+}
+
+func (p *parser) route(n *yaml.Node, what string) *Route {
+	r := &Route{Pos: pos(n)}
+	p.fields(n, what, map[string]func(k, v *yaml.Node){
+		"name": func(_, v *yaml.Node) { r.Name = p.str(v, what+".name") },
+		"when": func(_, v *yaml.Node) {
+			r.When = p.str(v, what+".when")
+			r.WhenPos = pos(v)
+		},
+		"schema": func(_, v *yaml.Node) {
+			r.Schema = p.path(v, what+".schema")
+			r.SchemaPos = pos(v)
+		},
+		"to": func(_, v *yaml.Node) {
+			r.To = p.strList(v, what+".to")
+			r.ToPos = pos(v)
+		},
+	})
+	if r.Name != "" {
+		what = fmt.Sprintf("route %q", r.Name)
+	}
+	if len(r.To) == 0 {
+		p.errorf(n, "%s: to is required", what)
+	}
+	if r.When == "" && r.Schema == "" {
+		p.errorf(n, "%s: set when, schema, or both", what)
+	}
+	return r
+}
+
+// check validates references across sections.
+func (p *parser) check() {
+	paths := map[string]string{}
+	for _, src := range p.cfg.Sources {
+		if other, dup := paths[src.Path]; dup {
+			p.errs = append(p.errs, p.cfg.Errorf(src.Pos, "source %s: path %s is already used by source %s", src.Name, src.Path, other))
+		}
+		paths[src.Path] = src.Name
+		p.checkUpstreams(src.Default, src.DefaultPos, "source "+src.Name+".default")
+		for _, r := range src.Routes {
+			p.checkUpstreams(r.To, r.ToPos, "route "+r.Name+".to")
+		}
+		if src.Dedup.Window > p.cfg.Storage.Retention {
+			p.errs = append(p.errs, p.cfg.Errorf(src.Pos, "source %s: dedup.window %s is longer than storage.retention %s", src.Name, src.Dedup.Window, p.cfg.Storage.Retention))
+		}
+	}
+}
+
+func (p *parser) checkUpstreams(names []string, at Pos, what string) {
+	for _, name := range names {
+		if _, ok := p.cfg.Upstreams[name]; !ok {
+			p.errs = append(p.errs, p.cfg.Errorf(at, "%s: unknown upstream %q%s", what, name, p.suggest(name)))
+		}
+	}
+}
+
+func (p *parser) suggest(name string) string {
+	names := make([]string, 0, len(p.cfg.Upstreams))
+	for n := range p.cfg.Upstreams {
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return " (no upstreams are defined)"
+	}
+	sortStrings(names)
+	return " (defined: " + strings.Join(names, ", ") + ")"
+}

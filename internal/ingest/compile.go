@@ -1,0 +1,147 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/deliver"
+	"github.com/hookgate/hookgate/internal/route"
+	"github.com/hookgate/hookgate/internal/verify"
+)
+
+// source is one compiled source.
+type source struct {
+	name        string
+	scheme      verify.Scheme
+	dedup       *route.Program
+	dedupWindow time.Duration
+	table       *route.Table
+	needsBody   bool
+	needsEnv    bool
+	publicURL   string
+	response    config.Response
+}
+
+// Compile builds everything a configuration needs at request time: schemes,
+// expressions and schemas. Errors carry the file and line they come from.
+func Compile(cfg *config.Config) (*Pipeline, error) {
+	p := &Pipeline{
+		sources:   map[string]*source{},
+		maxBody:   cfg.MaxBody,
+		upstreams: map[string]deliver.Upstream{},
+	}
+	var errs []error
+	for _, src := range cfg.Sources {
+		s, err := compileSource(cfg, src)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		p.sources[src.Path] = s
+	}
+	for name, up := range cfg.Upstreams {
+		p.upstreams[name] = deliver.Upstream{
+			Name:        name,
+			URL:         up.URL,
+			Timeout:     up.Timeout,
+			Concurrency: up.Concurrency,
+			Retry: deliver.RetryPolicy{
+				MaxAttempts:     up.Retry.MaxAttempts,
+				InitialInterval: up.Retry.InitialInterval,
+				MaxInterval:     up.Retry.MaxInterval,
+			},
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return p, nil
+}
+
+func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
+	s := &source{
+		name:        src.Name,
+		publicURL:   src.PublicURL,
+		response:    src.Response,
+		dedupWindow: src.Dedup.Window,
+	}
+	if s.dedupWindow == 0 {
+		s.dedupWindow = cfg.Storage.Retention
+	}
+	var spec verify.Spec
+	dedupKey := src.Dedup.Key
+	dedupPos := src.Dedup.KeyPos
+	if src.Provider != "" {
+		preset, ok := verify.Lookup(src.Provider)
+		if !ok {
+			hint := ""
+			if close := verify.Suggest(src.Provider); len(close) > 0 {
+				hint = fmt.Sprintf("; did you mean %s?", strings.Join(close, ", "))
+			}
+			return nil, cfg.Errorf(src.ProviderPos, "source %s: unknown provider %q%s (hookgate providers lists them)", src.Name, src.Provider, hint)
+		}
+		spec = preset.Spec
+		if dedupKey == "" {
+			dedupKey = preset.DedupKey
+			dedupPos = src.ProviderPos
+		}
+	} else {
+		v := src.Verify
+		spec = verify.Spec{
+			Algorithm: v.Algorithm, Header: v.Header, Prefix: v.Prefix, Separator: v.Separator,
+			SignatureKey: v.SignatureKey, TimestampKey: v.TimestampKey, PairSeparator: v.PairSeparator,
+			Encoding: v.Encoding, Content: v.Content, TimestampHeader: v.TimestampHeader,
+			TimestampUnit: v.TimestampUnit, IDHeader: v.IDHeader, SecretEncoding: v.SecretEncoding,
+		}
+		if spec.TimestampHeader != "" || spec.TimestampKey != "" {
+			spec.Tolerance = 5 * time.Minute
+		}
+	}
+	if src.Tolerance > 0 {
+		spec.Tolerance = src.Tolerance
+	}
+	scheme, err := verify.NewHMAC(spec, src.Secrets)
+	if err != nil {
+		at := src.SecretsPos
+		if src.Verify != nil && !strings.HasPrefix(err.Error(), "secret") {
+			at = src.Verify.Pos
+		}
+		return nil, cfg.Errorf(at, "source %s: %v", src.Name, err)
+	}
+	s.scheme = scheme
+	if dedupKey != "" && !src.Dedup.Disabled {
+		prog, err := route.CompileKey(dedupKey)
+		if err != nil {
+			return nil, cfg.Errorf(dedupPos, "source %s: dedup.key: %v", src.Name, err)
+		}
+		s.dedup = prog
+	}
+	s.table = &route.Table{Default: src.Default}
+	for _, r := range src.Routes {
+		rule := route.Rule{Name: r.Name, To: r.To}
+		if rule.Name == "" {
+			rule.Name = fmt.Sprintf("line %d", r.Pos.Line)
+		}
+		if r.When != "" {
+			prog, err := route.CompileCondition(r.When)
+			if err != nil {
+				return nil, cfg.Errorf(r.WhenPos, "route %s: when: %v", rule.Name, err)
+			}
+			rule.When = prog
+		}
+		if r.Schema != "" {
+			schema, err := route.CompileSchema(r.Schema)
+			if err != nil {
+				return nil, cfg.Errorf(r.SchemaPos, "route %s: %v", rule.Name, err)
+			}
+			rule.Schema = schema
+		}
+		s.table.Rules = append(s.table.Rules, rule)
+	}
+	s.needsBody = s.table.NeedsBody() || (s.dedup != nil && s.dedup.NeedsBody())
+	s.needsEnv = len(s.table.Rules) > 0 || s.dedup != nil
+	return s, nil
+}

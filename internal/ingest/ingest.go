@@ -1,0 +1,248 @@
+// Package ingest is the request path: verify the signature over the raw
+// bytes, compute the dedup key, route, store durably, then answer. It knows
+// nothing of Caddy, so it runs under httptest as it runs in production.
+package ingest
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/hookgate/hookgate/internal/deliver"
+	"github.com/hookgate/hookgate/internal/route"
+	"github.com/hookgate/hookgate/internal/store"
+	"github.com/hookgate/hookgate/internal/verify"
+)
+
+// Pipeline answers webhook requests for a compiled configuration.
+type Pipeline struct {
+	sources   map[string]*source // by exact path
+	maxBody   int64
+	upstreams map[string]deliver.Upstream
+
+	store  store.Store
+	notify func(upstream string)
+	log    *zap.Logger
+	now    func() time.Time
+}
+
+// Attach connects the pipeline to its store. notify is told which upstreams
+// got new work.
+func (p *Pipeline) Attach(st store.Store, notify func(upstream string), log *zap.Logger, now func() time.Time) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	if now == nil {
+		now = time.Now
+	}
+	if notify == nil {
+		notify = func(string) {}
+	}
+	p.store, p.notify, p.log, p.now = st, notify, log, now
+}
+
+// Upstreams returns the delivery configuration of every upstream.
+func (p *Pipeline) Upstreams() map[string]deliver.Upstream { return p.upstreams }
+
+// Handles reports whether path belongs to a source.
+func (p *Pipeline) Handles(path string) bool {
+	_, ok := p.sources[path]
+	return ok
+}
+
+// retryAfterSeconds is what a provider is told to wait when storage is down.
+const retryAfterSeconds = "5"
+
+// ServeHTTP handles a request whose path Handles accepted.
+func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	src := p.sources[r.URL.Path]
+	if src == nil {
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		plain(w, http.StatusMethodNotAllowed, "method not allowed")
+		return
+	}
+	if r.ContentLength > p.maxBody {
+		plain(w, http.StatusRequestEntityTooLarge, "request body too large")
+		p.reject(src, "body_too_large", nil)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.maxBody))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			plain(w, http.StatusRequestEntityTooLarge, "request body too large")
+			p.reject(src, "body_too_large", nil)
+			return
+		}
+		plain(w, http.StatusBadRequest, "could not read request body")
+		p.reject(src, "body_read", err)
+		return
+	}
+	now := p.now()
+	vr := verify.Request{Body: body, Header: r.Header, Method: r.Method, URL: src.requestURL(r), Now: now}
+	if err := src.scheme.Verify(&vr); err != nil {
+		plain(w, http.StatusUnauthorized, "unauthorized")
+		p.reject(src, verify.Reason(err), nil)
+		return
+	}
+
+	var env *route.Env
+	if src.needsEnv {
+		env = newEnv(src, r)
+		if src.needsBody {
+			parsed, err := route.ParseBody(r.Header.Get("Content-Type"), body)
+			if err != nil {
+				plain(w, http.StatusBadRequest, "body is not valid JSON or form data")
+				p.reject(src, "unparseable_body", nil)
+				return
+			}
+			env.Body = parsed
+		}
+	}
+	ne := &store.NewEvent{Event: &store.Event{
+		Source:     src.name,
+		ReceivedAt: now,
+		Method:     r.Method,
+		Path:       r.URL.Path,
+		RawQuery:   r.URL.RawQuery,
+		Host:       r.Host,
+		RemoteAddr: r.RemoteAddr,
+		Proto:      scheme(r),
+		Header:     r.Header,
+		Body:       body,
+	}}
+	if src.dedup != nil {
+		key, err := src.dedup.Key(env)
+		if err != nil {
+			p.log.Warn("dedup key expression failed; event stored without dedup",
+				zap.String("source", src.name), zap.Error(err))
+		}
+		if key != "" {
+			ne.DedupKey = key
+			ne.DedupUntil = now.Add(src.dedupWindow)
+			ne.Event.DedupKey = key
+		}
+	}
+	dests := []route.Destination(nil)
+	if env != nil {
+		var errs []error
+		dests, errs = src.table.Decide(env)
+		for _, err := range errs {
+			p.log.Warn("route expression failed; treated as no match", zap.String("source", src.name), zap.Error(err))
+		}
+	} else {
+		dests, _ = src.table.Decide(&route.Env{})
+	}
+	for _, d := range dests {
+		ne.Targets = append(ne.Targets, store.Target{Upstream: d.Upstream, Route: d.Route})
+	}
+
+	res, err := p.store.Ingest(r.Context(), ne)
+	if err != nil {
+		w.Header().Set("Retry-After", retryAfterSeconds)
+		plain(w, http.StatusServiceUnavailable, "storage unavailable, retry later")
+		p.log.Error("storing event", zap.String("source", src.name), zap.Error(err))
+		return
+	}
+	id := res.ID.String()
+	w.Header().Set("Hookgate-Event-Id", id)
+	if res.Duplicate {
+		w.Header().Set("Hookgate-Duplicate", "true")
+		p.log.Debug("duplicate event", zap.String("source", src.name), zap.String("event_id", id))
+		src.respond(w, http.StatusOK, id, "duplicate")
+		return
+	}
+	for _, d := range dests {
+		p.notify(d.Upstream)
+	}
+	p.log.Debug("event accepted", zap.String("source", src.name), zap.String("event_id", id), zap.Int("deliveries", len(dests)))
+	src.respond(w, src.response.Status, id, "accepted")
+}
+
+func (p *Pipeline) reject(src *source, reason string, err error) {
+	fields := []zap.Field{zap.String("source", src.name), zap.String("reason", reason)}
+	if err != nil {
+		fields = append(fields, zap.Error(err))
+	}
+	p.log.Debug("request rejected", fields...)
+}
+
+func (s *source) respond(w http.ResponseWriter, status int, id, outcome string) {
+	if s.response.Body != "" {
+		ct := s.response.ContentType
+		if ct == "" {
+			ct = "text/plain; charset=utf-8"
+		}
+		w.Header().Set("Content-Type", ct)
+		w.WriteHeader(status)
+		io.WriteString(w, s.response.Body)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	io.WriteString(w, `{"status":"`+outcome+`","id":"`+id+`"}`+"\n")
+}
+
+func plain(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	io.WriteString(w, msg+"\n")
+}
+
+func scheme(r *http.Request) string {
+	if r.TLS != nil {
+		return "https"
+	}
+	return "http"
+}
+
+// requestURL is the URL the provider signed: the configured public URL, or
+// the one the request arrived on.
+func (s *source) requestURL(r *http.Request) string {
+	if s.publicURL != "" {
+		if r.URL.RawQuery == "" {
+			return s.publicURL
+		}
+		return s.publicURL + "?" + r.URL.RawQuery
+	}
+	u := scheme(r) + "://" + r.Host + r.URL.Path
+	if r.URL.RawQuery != "" {
+		u += "?" + r.URL.RawQuery
+	}
+	return u
+}
+
+func newEnv(src *source, r *http.Request) *route.Env {
+	headers := make(map[string]string, len(r.Header))
+	for k, v := range r.Header {
+		if len(v) > 0 {
+			headers[strings.ToLower(k)] = v[0]
+		}
+	}
+	query := map[string]string{}
+	for k, v := range r.URL.Query() {
+		if len(v) > 0 {
+			query[k] = v[0]
+		}
+	}
+	return &route.Env{Headers: headers, Query: query, Path: r.URL.Path, Method: r.Method, Source: src.name}
+}
+
+// Sources returns the source names by path, for logs and tools.
+func (p *Pipeline) Sources() map[string]string {
+	out := make(map[string]string, len(p.sources))
+	for path, s := range p.sources {
+		out[path] = s.name
+	}
+	return out
+}
+

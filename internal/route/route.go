@@ -1,0 +1,235 @@
+// Package route decides where an event goes: expr-lang rules and JSON Schema
+// matches, compiled once per configuration and evaluated per event.
+package route
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/vm"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// maxNodes bounds the size of one expression.
+const maxNodes = 2000
+
+// Env is the expression environment. Headers and query hold the first value
+// of each name; header names are lower-case.
+type Env struct {
+	Body    any               `expr:"body"`
+	Headers map[string]string `expr:"headers"`
+	Query   map[string]string `expr:"query"`
+	Path    string            `expr:"path"`
+	Method  string            `expr:"method"`
+	Source  string            `expr:"source"`
+}
+
+// Program is a compiled expression.
+type Program struct {
+	src       string
+	program   *vm.Program
+	needsBody bool
+}
+
+// NeedsBody reports whether the expression reads the parsed body.
+func (p *Program) NeedsBody() bool { return p.needsBody }
+
+// String returns the expression's source.
+func (p *Program) String() string { return p.src }
+
+// CompileCondition compiles an expression that must yield a bool.
+func CompileCondition(src string) (*Program, error) {
+	return compile(src, expr.AsBool())
+}
+
+// CompileKey compiles an expression that yields a string or number key.
+func CompileKey(src string) (*Program, error) {
+	return compile(src)
+}
+
+func compile(src string, extra ...expr.Option) (*Program, error) {
+	opts := append([]expr.Option{expr.Env(Env{}), expr.MaxNodes(maxNodes)}, extra...)
+	prog, err := expr.Compile(src, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("invalid expression: %s", firstLine(err.Error()))
+	}
+	p := &Program{src: src, program: prog}
+	node := prog.Node()
+	ast.Walk(&node, bodyFinder{&p.needsBody})
+	return p, nil
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+type bodyFinder struct{ found *bool }
+
+func (f bodyFinder) Visit(n *ast.Node) {
+	if id, ok := (*n).(*ast.IdentifierNode); ok && id.Value == "body" {
+		*f.found = true
+	}
+}
+
+// Match evaluates a condition; an evaluation error is a non-match with the error.
+func (p *Program) Match(env *Env) (bool, error) {
+	out, err := expr.Run(p.program, env)
+	if err != nil {
+		return false, err
+	}
+	b, _ := out.(bool)
+	return b, nil
+}
+
+// Key evaluates a key expression to a string; empty when the value is absent.
+func (p *Program) Key(env *Env) (string, error) {
+	out, err := expr.Run(p.program, env)
+	if err != nil {
+		return "", err
+	}
+	switch v := out.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return v, nil
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64), nil
+	case int:
+		return strconv.Itoa(v), nil
+	case bool:
+		return strconv.FormatBool(v), nil
+	default:
+		return "", fmt.Errorf("key expression yields %T, want a string or number", out)
+	}
+}
+
+// ErrUnparseable is returned when a body that must be parsed is neither JSON
+// nor a form.
+var ErrUnparseable = errors.New("body is neither JSON nor a form")
+
+// ParseBody parses JSON (any content type whose body starts like JSON) or an
+// urlencoded form into the value expressions see as `body`.
+func ParseBody(contentType string, body []byte) (any, error) {
+	mediaType, _, _ := mime.ParseMediaType(contentType)
+	if mediaType == "application/x-www-form-urlencoded" {
+		values, err := url.ParseQuery(string(body))
+		if err != nil {
+			return nil, ErrUnparseable
+		}
+		form := make(map[string]any, len(values))
+		for k, v := range values {
+			form[k] = v[0]
+		}
+		return form, nil
+	}
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) == 0 || (trimmed[0] != '{' && trimmed[0] != '[') {
+		return nil, ErrUnparseable
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return nil, ErrUnparseable
+	}
+	return v, nil
+}
+
+// Schema is a compiled JSON Schema.
+type Schema struct{ schema *jsonschema.Schema }
+
+// CompileSchema compiles the JSON Schema file at path.
+func CompileSchema(path string) (*Schema, error) {
+	c := jsonschema.NewCompiler()
+	s, err := c.Compile(path)
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %v", path, err)
+	}
+	return &Schema{schema: s}, nil
+}
+
+// Match reports whether body satisfies the schema.
+func (s *Schema) Match(body any) bool {
+	return s.schema.Validate(body) == nil
+}
+
+// Rule is one compiled route.
+type Rule struct {
+	Name   string
+	When   *Program
+	Schema *Schema
+	To     []string
+}
+
+// Table is a source's compiled routing.
+type Table struct {
+	Rules   []Rule
+	Default []string
+}
+
+// NeedsBody reports whether evaluating the table reads the body.
+func (t *Table) NeedsBody() bool {
+	for _, r := range t.Rules {
+		if r.Schema != nil || (r.When != nil && r.When.NeedsBody()) {
+			return true
+		}
+	}
+	return false
+}
+
+// Destination is one upstream an event goes to, and the rule that sent it.
+type Destination struct {
+	Upstream string
+	Route    string
+}
+
+// Decide returns the destinations for an event: every matching rule, in
+// order, each upstream once; the default when nothing matched. Evaluation
+// errors count as no match and are returned for logging.
+func (t *Table) Decide(env *Env) ([]Destination, []error) {
+	var out []Destination
+	var errs []error
+	matched := false
+	for _, r := range t.Rules {
+		ok := true
+		if r.When != nil {
+			m, err := r.When.Match(env)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("route %s: %w", r.Name, err))
+			}
+			ok = m
+		}
+		if ok && r.Schema != nil {
+			ok = env.Body != nil && r.Schema.Match(env.Body)
+		}
+		if !ok {
+			continue
+		}
+		matched = true
+		out = addDestinations(out, r.To, r.Name)
+	}
+	if !matched {
+		out = addDestinations(out, t.Default, "default")
+	}
+	return out, errs
+}
+
+func addDestinations(out []Destination, upstreams []string, route string) []Destination {
+next:
+	for _, u := range upstreams {
+		for _, d := range out {
+			if d.Upstream == u {
+				continue next
+			}
+		}
+		out = append(out, Destination{Upstream: u, Route: route})
+	}
+	return out
+}

@@ -1,0 +1,545 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Bucket layout. Keys are fixed-width and big-endian, so cursors walk them in
+// time order:
+//
+//	events      id(16)                      → event metadata (JSON)
+//	bodies      id(16)                      → raw body
+//	dedup       source 0x00 key             → id(16) ‖ expiresUnixNano(8)
+//	deliveries  id(16) ‖ index(2)           → delivery (JSON)
+//	attempts    id(16) ‖ index(2) ‖ n(4)    → attempt (JSON)
+//	queue/<upstream>  dueUnixNano(8) ‖ id(16) ‖ index(2) → empty
+var (
+	bucketEvents     = []byte("events")
+	bucketBodies     = []byte("bodies")
+	bucketDedup      = []byte("dedup")
+	bucketDeliveries = []byte("deliveries")
+	bucketAttempts   = []byte("attempts")
+	bucketQueue      = []byte("queue")
+	bucketMeta       = []byte("meta")
+)
+
+const schemaVersion = 1
+
+// maxBatch bounds how many writes share one commit.
+const maxBatch = 256
+
+// Options configure a Bolt store.
+type Options struct {
+	// OpenTimeout bounds the wait for the file lock held by another process.
+	OpenTimeout time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Bolt is the embedded store: one bbolt file, writes group-committed.
+type Bolt struct {
+	db   *bolt.DB
+	path string
+	now  func() time.Time
+	ids  idSource
+
+	writes    chan *writeOp
+	closing   chan struct{}
+	writerEnd chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+
+	// durableTx is the id of the last transaction known to be on disk. A
+	// reader whose snapshot is newer may see a commit still being synced.
+	durableTx atomic.Uint64
+}
+
+type writeOp struct {
+	fn   func(*bolt.Tx) error
+	done chan error
+}
+
+var writeOpPool = sync.Pool{New: func() any { return &writeOp{done: make(chan error, 1)} }}
+
+// OpenBolt opens or creates the store file at path.
+func OpenBolt(path string, opts Options) (*Bolt, error) {
+	if opts.OpenTimeout == 0 {
+		opts.OpenTimeout = 5 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("creating store folder: %w", err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:      opts.OpenTimeout,
+		FreelistType: bolt.FreelistMapType,
+		// The freelist is rebuilt on open; not syncing it halves commit writes.
+		NoFreelistSync: true,
+	})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("opening store %s: locked by another process (another hookgate using the same storage path?)", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening store %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{bucketEvents, bucketBodies, bucketDedup, bucketDeliveries, bucketAttempts, bucketQueue, bucketMeta} {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		meta := tx.Bucket(bucketMeta)
+		if v := meta.Get([]byte("version")); v != nil {
+			if got := binary.BigEndian.Uint64(v); got != schemaVersion {
+				return fmt.Errorf("file has schema version %d, this build reads %d", got, schemaVersion)
+			}
+			return nil
+		}
+		return meta.Put([]byte("version"), binary.BigEndian.AppendUint64(nil, schemaVersion))
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening store %s: %w", path, err)
+	}
+	s := &Bolt{
+		db:        db,
+		path:      path,
+		now:       opts.Now,
+		writes:    make(chan *writeOp, maxBatch),
+		closing:   make(chan struct{}),
+		writerEnd: make(chan struct{}),
+	}
+	go s.writer()
+	return s, nil
+}
+
+// Path returns the file's path.
+func (s *Bolt) Path() string { return s.path }
+
+// Close stops the writer after the batch in progress and closes the file.
+func (s *Bolt) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		<-s.writerEnd
+		s.closeErr = s.db.Close()
+	})
+	return s.closeErr
+}
+
+// update runs fn in a write transaction shared with other concurrent
+// writers and returns once that transaction is on disk.
+func (s *Bolt) update(ctx context.Context, fn func(*bolt.Tx) error) error {
+	op := writeOpPool.Get().(*writeOp)
+	op.fn = fn
+	select {
+	case s.writes <- op:
+	case <-s.closing:
+		return fmt.Errorf("%w: closed", ErrUnavailable)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// Once queued, the op is always answered; wait for it even if ctx ends,
+	// so the caller never reports failure for a write that landed.
+	err := <-op.done
+	op.fn = nil
+	writeOpPool.Put(op)
+	return err
+}
+
+// writer commits queued writes. It takes whatever is queued when the last
+// commit finishes, so the batch size follows the load and an idle store
+// commits a lone write at once.
+func (s *Bolt) writer() {
+	defer close(s.writerEnd)
+	batch := make([]*writeOp, 0, maxBatch)
+	for {
+		select {
+		case op := <-s.writes:
+			batch = append(batch[:0], op)
+		case <-s.closing:
+			s.refuseQueued()
+			return
+		}
+	fill:
+		for len(batch) < maxBatch {
+			select {
+			case op := <-s.writes:
+				batch = append(batch, op)
+			default:
+				break fill
+			}
+		}
+		s.commit(batch)
+	}
+}
+
+func (s *Bolt) refuseQueued() {
+	for {
+		select {
+		case op := <-s.writes:
+			op.done <- fmt.Errorf("%w: closed", ErrUnavailable)
+		default:
+			return
+		}
+	}
+}
+
+func (s *Bolt) commit(batch []*writeOp) {
+	failed := -1
+	var txID uint64
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		txID = uint64(tx.ID())
+		for i, op := range batch {
+			if err := op.fn(tx); err != nil {
+				failed = i
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		s.durableTx.Store(txID)
+		for _, op := range batch {
+			op.done <- nil
+		}
+		return
+	}
+	if failed < 0 || len(batch) == 1 {
+		// The commit itself failed (disk full, I/O error): nothing landed.
+		if failed < 0 {
+			err = fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		for _, op := range batch {
+			op.done <- err
+		}
+		return
+	}
+	// One write failed and rolled back the others: run each on its own.
+	for _, op := range batch {
+		s.commit([]*writeOp{op})
+	}
+}
+
+func eventKey(id ID) []byte { return id[:] }
+
+func deliveryKey(k DeliveryKey) []byte {
+	b := make([]byte, 18)
+	copy(b, k.Event[:])
+	binary.BigEndian.PutUint16(b[16:], k.Index)
+	return b
+}
+
+func parseDeliveryKey(b []byte) DeliveryKey {
+	var k DeliveryKey
+	copy(k.Event[:], b[:16])
+	k.Index = binary.BigEndian.Uint16(b[16:18])
+	return k
+}
+
+func queueKey(due time.Time, k DeliveryKey) []byte {
+	b := make([]byte, 26)
+	binary.BigEndian.PutUint64(b, uint64(due.UnixNano()))
+	copy(b[8:], k.Event[:])
+	binary.BigEndian.PutUint16(b[24:], k.Index)
+	return b
+}
+
+func attemptKey(k DeliveryKey, n int) []byte {
+	b := make([]byte, 22)
+	copy(b, deliveryKey(k))
+	binary.BigEndian.PutUint32(b[18:], uint32(n))
+	return b
+}
+
+func dedupKey(source, key string) []byte {
+	b := make([]byte, 0, len(source)+1+len(key))
+	b = append(b, source...)
+	b = append(b, 0)
+	return append(b, key...)
+}
+
+// seenBefore reads a dedup entry that has not expired.
+func seenBefore(tx *bolt.Tx, key []byte, now time.Time) (ID, bool) {
+	v := tx.Bucket(bucketDedup).Get(key)
+	if len(v) != 24 {
+		return ID{}, false
+	}
+	if int64(binary.BigEndian.Uint64(v[16:])) <= now.UnixNano() {
+		return ID{}, false
+	}
+	var id ID
+	copy(id[:], v[:16])
+	return id, true
+}
+
+// Ingest implements Store.
+func (s *Bolt) Ingest(ctx context.Context, e *NewEvent) (IngestResult, error) {
+	now := s.now()
+	var dk []byte
+	if e.DedupKey != "" {
+		dk = dedupKey(e.Event.Source, e.DedupKey)
+		// A duplicate found in a snapshot that is already on disk needs no write.
+		if id, ok := s.durableDuplicate(dk, now); ok {
+			return IngestResult{ID: id, Duplicate: true}, nil
+		}
+	}
+	e.Event.ID = s.ids.next(now)
+	meta, err := json.Marshal(e.Event)
+	if err != nil {
+		return IngestResult{}, fmt.Errorf("encoding event: %w", err)
+	}
+	var result IngestResult
+	err = s.update(ctx, func(tx *bolt.Tx) error {
+		result = IngestResult{ID: e.Event.ID}
+		if dk != nil {
+			if id, ok := seenBefore(tx, dk, now); ok {
+				result = IngestResult{ID: id, Duplicate: true}
+				return nil
+			}
+		}
+		id := eventKey(e.Event.ID)
+		if err := tx.Bucket(bucketEvents).Put(id, meta); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketBodies).Put(id, e.Event.Body); err != nil {
+			return err
+		}
+		if dk != nil {
+			v := make([]byte, 24)
+			copy(v, id)
+			binary.BigEndian.PutUint64(v[16:], uint64(e.DedupUntil.UnixNano()))
+			if err := tx.Bucket(bucketDedup).Put(dk, v); err != nil {
+				return err
+			}
+		}
+		for i, t := range e.Targets {
+			d := Delivery{
+				Key:       DeliveryKey{Event: e.Event.ID, Index: uint16(i)},
+				Upstream:  t.Upstream,
+				Route:     t.Route,
+				State:     StatePending,
+				NextAt:    now,
+				UpdatedAt: now,
+			}
+			if err := putDelivery(tx, &d); err != nil {
+				return err
+			}
+			if err := enqueue(tx, &d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return IngestResult{}, err
+	}
+	return result, nil
+}
+
+func (s *Bolt) durableDuplicate(dk []byte, now time.Time) (ID, bool) {
+	var id ID
+	var ok bool
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		if uint64(tx.ID()) > s.durableTx.Load() {
+			return nil
+		}
+		id, ok = seenBefore(tx, dk, now)
+		return nil
+	})
+	return id, ok
+}
+
+func putDelivery(tx *bolt.Tx, d *Delivery) error {
+	v, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketDeliveries).Put(deliveryKey(d.Key), v)
+}
+
+func enqueue(tx *bolt.Tx, d *Delivery) error {
+	q, err := tx.Bucket(bucketQueue).CreateBucketIfNotExists([]byte(d.Upstream))
+	if err != nil {
+		return err
+	}
+	return q.Put(queueKey(d.NextAt, d.Key), nil)
+}
+
+func getDelivery(tx *bolt.Tx, k DeliveryKey) (*Delivery, error) {
+	v := tx.Bucket(bucketDeliveries).Get(deliveryKey(k))
+	if v == nil {
+		return nil, ErrNotFound
+	}
+	d := &Delivery{Key: k}
+	if err := json.Unmarshal(v, d); err != nil {
+		return nil, fmt.Errorf("decoding delivery: %w", err)
+	}
+	return d, nil
+}
+
+func getEvent(tx *bolt.Tx, id ID) (*Event, error) {
+	v := tx.Bucket(bucketEvents).Get(eventKey(id))
+	if v == nil {
+		return nil, ErrNotFound
+	}
+	e := &Event{}
+	if err := json.Unmarshal(v, e); err != nil {
+		return nil, fmt.Errorf("decoding event: %w", err)
+	}
+	e.Body = bytes.Clone(tx.Bucket(bucketBodies).Get(eventKey(id)))
+	return e, nil
+}
+
+// Due implements Store.
+func (s *Bolt) Due(upstream string, now time.Time, limit int, skip func(DeliveryKey) bool) ([]Task, error) {
+	var tasks []Task
+	err := s.db.View(func(tx *bolt.Tx) error {
+		q := tx.Bucket(bucketQueue).Bucket([]byte(upstream))
+		if q == nil {
+			return nil
+		}
+		c := q.Cursor()
+		nowNano := uint64(now.UnixNano())
+		for k, _ := c.First(); k != nil && len(tasks) < limit; k, _ = c.Next() {
+			if binary.BigEndian.Uint64(k) > nowNano {
+				break
+			}
+			key := parseDeliveryKey(k[8:])
+			if skip != nil && skip(key) {
+				continue
+			}
+			d, err := getDelivery(tx, key)
+			if err != nil {
+				return err
+			}
+			e, err := getEvent(tx, key.Event)
+			if err != nil {
+				return err
+			}
+			tasks = append(tasks, Task{Delivery: *d, Event: e})
+		}
+		return nil
+	})
+	return tasks, err
+}
+
+// NextDue implements Store.
+func (s *Bolt) NextDue(upstream string, skip func(DeliveryKey) bool) (time.Time, bool, error) {
+	var due time.Time
+	var found bool
+	err := s.db.View(func(tx *bolt.Tx) error {
+		q := tx.Bucket(bucketQueue).Bucket([]byte(upstream))
+		if q == nil {
+			return nil
+		}
+		c := q.Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if skip != nil && skip(parseDeliveryKey(k[8:])) {
+				continue
+			}
+			due, found = time.Unix(0, int64(binary.BigEndian.Uint64(k))), true
+			return nil
+		}
+		return nil
+	})
+	return due, found, err
+}
+
+// Record implements Store.
+func (s *Bolt) Record(ctx context.Context, o Outcome) error {
+	attempt, err := json.Marshal(o.Attempt)
+	if err != nil {
+		return err
+	}
+	return s.update(ctx, func(tx *bolt.Tx) error {
+		d, err := getDelivery(tx, o.Key)
+		if err != nil {
+			return err
+		}
+		if d.State != StatePending {
+			return fmt.Errorf("delivery %s/%d is %s, not pending", o.Key.Event, o.Key.Index, d.State)
+		}
+		if q := tx.Bucket(bucketQueue).Bucket([]byte(d.Upstream)); q != nil {
+			if err := q.Delete(queueKey(d.NextAt, d.Key)); err != nil {
+				return err
+			}
+		}
+		if err := tx.Bucket(bucketAttempts).Put(attemptKey(o.Key, o.Attempt.N), attempt); err != nil {
+			return err
+		}
+		d.Attempts = o.Attempt.N
+		d.LastStatus = o.Attempt.Status
+		d.LastError = o.Attempt.Error
+		d.UpdatedAt = o.Attempt.At.Add(o.Attempt.Duration)
+		d.State = o.Next
+		if o.Next == StatePending {
+			d.NextAt = o.RetryAt
+			if err := enqueue(tx, d); err != nil {
+				return err
+			}
+		}
+		return putDelivery(tx, d)
+	})
+}
+
+// Event implements Store.
+func (s *Bolt) Event(id ID) (*EventRecord, error) {
+	rec := &EventRecord{Attempts: map[uint16][]Attempt{}}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		e, err := getEvent(tx, id)
+		if err != nil {
+			return err
+		}
+		rec.Event = e
+		c := tx.Bucket(bucketDeliveries).Cursor()
+		for k, v := c.Seek(id[:]); k != nil && bytes.HasPrefix(k, id[:]); k, v = c.Next() {
+			d := Delivery{Key: parseDeliveryKey(k)}
+			if err := json.Unmarshal(v, &d); err != nil {
+				return err
+			}
+			rec.Deliveries = append(rec.Deliveries, d)
+		}
+		c = tx.Bucket(bucketAttempts).Cursor()
+		for k, v := c.Seek(id[:]); k != nil && bytes.HasPrefix(k, id[:]); k, v = c.Next() {
+			var a Attempt
+			if err := json.Unmarshal(v, &a); err != nil {
+				return err
+			}
+			idx := binary.BigEndian.Uint16(k[16:18])
+			rec.Attempts[idx] = append(rec.Attempts[idx], a)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// Upstreams returns the upstream names that have queued deliveries.
+func (s *Bolt) Upstreams() ([]string, error) {
+	var names []string
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketQueue).ForEachBucket(func(k []byte) error {
+			if k, _ := tx.Bucket(bucketQueue).Bucket(k).Cursor().First(); k != nil {
+				names = append(names, string(k))
+			}
+			return nil
+		})
+	})
+	return names, err
+}

@@ -1,0 +1,137 @@
+// Package store keeps events, their dedup keys, the delivery queue and the
+// delivery attempts. Bolt is the embedded implementation; the Store interface
+// leaves room for a distributed one.
+package store
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+)
+
+// ErrUnavailable is returned when the store cannot take a write: it is
+// closed, the disk is full, or the file cannot be written.
+var ErrUnavailable = errors.New("store unavailable")
+
+// ErrNotFound is returned for an unknown event or delivery.
+var ErrNotFound = errors.New("not found")
+
+// State is a delivery's state.
+type State string
+
+// Delivery states.
+const (
+	StatePending   State = "pending"
+	StateDelivered State = "delivered"
+	StateDead      State = "dead"
+)
+
+// Event is a stored webhook request.
+type Event struct {
+	ID         ID          `json:"id"`
+	Source     string      `json:"source"`
+	ReceivedAt time.Time   `json:"received_at"`
+	Method     string      `json:"method"`
+	Path       string      `json:"path"`
+	RawQuery   string      `json:"query,omitempty"`
+	Host       string      `json:"host,omitempty"`
+	RemoteAddr string      `json:"remote_addr,omitempty"`
+	Proto      string      `json:"scheme,omitempty"`
+	Header     http.Header `json:"headers"`
+	DedupKey   string      `json:"dedup_key,omitempty"`
+	// Body is the request body, byte for byte.
+	Body []byte `json:"-"`
+}
+
+// Target is one delivery to create with an event.
+type Target struct {
+	Upstream string
+	Route    string
+}
+
+// NewEvent is an event to store, with its deduplication and deliveries.
+type NewEvent struct {
+	Event *Event
+	// DedupKey, when set, makes the write a no-op if the same source stored
+	// the same key before DedupUntil of that earlier event.
+	DedupKey   string
+	DedupUntil time.Time
+	Targets    []Target
+}
+
+// IngestResult says what Ingest did.
+type IngestResult struct {
+	ID        ID
+	Duplicate bool
+}
+
+// DeliveryKey identifies one delivery: the event and the delivery's index.
+type DeliveryKey struct {
+	Event ID
+	Index uint16
+}
+
+// Delivery is one event's way to one upstream.
+type Delivery struct {
+	Key        DeliveryKey `json:"-"`
+	Upstream   string      `json:"upstream"`
+	Route      string      `json:"route,omitempty"`
+	State      State       `json:"state"`
+	Attempts   int         `json:"attempts"`
+	NextAt     time.Time   `json:"next_at"`
+	LastStatus int         `json:"last_status,omitempty"`
+	LastError  string      `json:"last_error,omitempty"`
+	UpdatedAt  time.Time   `json:"updated_at"`
+}
+
+// Attempt is the record of one delivery attempt.
+type Attempt struct {
+	N        int           `json:"n"`
+	At       time.Time     `json:"at"`
+	Duration time.Duration `json:"duration_ns"`
+	Status   int           `json:"status,omitempty"`
+	Error    string        `json:"error,omitempty"`
+	Response string        `json:"response,omitempty"`
+}
+
+// Task is a due delivery with the event it carries.
+type Task struct {
+	Delivery Delivery
+	Event    *Event
+}
+
+// Outcome is the result of an attempt: the attempt record and what follows.
+type Outcome struct {
+	Key     DeliveryKey
+	Attempt Attempt
+	// Next is StatePending to retry at RetryAt, or a final state.
+	Next    State
+	RetryAt time.Time
+}
+
+// EventRecord is an event with its deliveries and their attempts.
+type EventRecord struct {
+	Event      *Event
+	Deliveries []Delivery
+	Attempts   map[uint16][]Attempt
+}
+
+// Store is the persistence behind the ingest and delivery paths.
+type Store interface {
+	// Ingest durably stores a new event and its deliveries, or reports the
+	// earlier event when the dedup key was seen. It returns only after the
+	// write is on disk.
+	Ingest(ctx context.Context, e *NewEvent) (IngestResult, error)
+	// Due returns up to limit pending deliveries to upstream that are due at
+	// now, in due order, leaving out those skip reports as taken.
+	Due(upstream string, now time.Time, limit int, skip func(DeliveryKey) bool) ([]Task, error)
+	// NextDue returns when the next pending delivery to upstream is due.
+	NextDue(upstream string, skip func(DeliveryKey) bool) (time.Time, bool, error)
+	// Record durably stores an attempt's outcome.
+	Record(ctx context.Context, o Outcome) error
+	// Event returns one event with its deliveries and attempts.
+	Event(id ID) (*EventRecord, error)
+	// Close stops writes and releases the store.
+	Close() error
+}
