@@ -215,6 +215,8 @@ func newLane(e *Engine, name string) *lane {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
+		// The backend gets the provider's headers, not an Accept-Encoding of our own.
+		DisableCompression: true,
 		ForceAttemptHTTP2:     true,
 	}
 	return &lane{

@@ -1,0 +1,223 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const validConfig = `
+storage:
+  path: ./data/hookgate.db
+  retention: 7d
+max_body: 1MiB
+upstreams:
+  legacy:
+    url: http://127.0.0.1:9000/base
+    timeout: 3s
+    concurrency: 4
+    retry:
+      max_attempts: 3
+      initial_interval: 1s
+      max_interval: 10s
+  billing:
+    url: https://billing.internal
+sources:
+  stripe:
+    path: /webhooks/stripe
+    provider: stripe
+    secrets: ["{env.NEW}", "{env.OLD}", "{env.UNSET}"]
+    tolerance: 5m
+    default: [legacy]
+    routes:
+      - name: payments
+        when: 'body.type startsWith "payment_intent."'
+        to: [billing]
+      - name: invoices
+        schema: ./schemas/invoice.json
+        to: legacy
+  crm:
+    path: /webhooks/crm
+    verify:
+      algorithm: hmac-sha256
+      header: X-Crm-Signature
+      prefix: "sha256="
+      encoding: hex
+      content: "{timestamp}.{body}"
+      timestamp_header: X-Crm-Timestamp
+    secrets: [plain-secret]
+    dedup:
+      key: 'headers["x-crm-delivery"]'
+      window: 72h
+    response:
+      status: 202
+      body: accepted
+    default: [legacy]
+`
+
+func expandEnv(env map[string]string) Options {
+	return Options{Expand: func(s string) (string, error) {
+		for k, v := range env {
+			s = strings.ReplaceAll(s, "{env."+k+"}", v)
+		}
+		if strings.Contains(s, "{env.") {
+			return "", nil // unset variables expand to nothing, as in Caddy
+		}
+		return s, nil
+	}}
+}
+
+func TestParseValid(t *testing.T) {
+	cfg, err := Parse("/etc/hookgate/routes.yaml", []byte(validConfig), expandEnv(map[string]string{"NEW": "whsec_new", "OLD": "whsec_old"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Storage.Path != "/etc/hookgate/data/hookgate.db" {
+		t.Errorf("storage path %q not resolved against the routes file", cfg.Storage.Path)
+	}
+	if cfg.Storage.Retention != 7*24*time.Hour || cfg.MaxBody != 1<<20 {
+		t.Errorf("retention %s, max_body %d", cfg.Storage.Retention, cfg.MaxBody)
+	}
+	legacy := cfg.Upstreams["legacy"]
+	if legacy.URL.String() != "http://127.0.0.1:9000/base" || legacy.Timeout != 3*time.Second || legacy.Concurrency != 4 ||
+		legacy.Retry != (RetryPolicy{MaxAttempts: 3, InitialInterval: time.Second, MaxInterval: 10 * time.Second}) {
+		t.Errorf("legacy upstream: %+v", legacy)
+	}
+	billing := cfg.Upstreams["billing"]
+	if billing.Timeout != DefaultTimeout || billing.Concurrency != DefaultConcurrency || billing.Retry.MaxAttempts != DefaultMaxAttempts {
+		t.Errorf("billing defaults not applied: %+v", billing)
+	}
+	if len(cfg.Sources) != 2 || cfg.Sources[0].Name != "stripe" || cfg.Sources[1].Name != "crm" {
+		t.Fatalf("sources out of file order: %v", cfg.Sources)
+	}
+	stripe := cfg.Sources[0]
+	if strings.Join(stripe.Secrets, ",") != "whsec_new,whsec_old" {
+		t.Errorf("secrets %v: unset placeholder should be dropped", stripe.Secrets)
+	}
+	if len(stripe.Routes) != 2 || stripe.Routes[1].To[0] != "legacy" || stripe.Routes[1].Schema != "/etc/hookgate/schemas/invoice.json" {
+		t.Errorf("routes: %+v %+v", stripe.Routes[0], stripe.Routes[1])
+	}
+	if stripe.Routes[0].WhenPos.Line != 26 {
+		t.Errorf("when position %+v, want line 26", stripe.Routes[0].WhenPos)
+	}
+	crm := cfg.Sources[1]
+	if crm.Verify == nil || crm.Verify.Header != "X-Crm-Signature" || crm.Dedup.Window != 72*time.Hour || crm.Response.Status != 202 {
+		t.Errorf("crm: %+v %+v", crm, crm.Verify)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	base := "upstreams:\n  legacy:\n    url: http://127.0.0.1:9000\n"
+	source := func(extra string) string {
+		return base + "sources:\n  s:\n    path: /hook\n    provider: github\n    secrets: [x]\n" + extra
+	}
+	cases := []struct {
+		name, yaml, want string
+	}{
+		{"unknown top-level key", "storag:\n  path: x\n" + source(""), "routes.yaml:1:1: routes file: unknown key \"storag\""},
+		{"unknown upstream", source("    default: [legcy]\n"), "routes.yaml:9:14: source s.default: unknown upstream \"legcy\" (defined: legacy)"},
+		{"bad duration", base + "  b:\n    url: http://x\n    timeout: 5 minutes\n" + strings.TrimPrefix(source(""), base), "routes.yaml:6:14: upstream b.timeout: invalid duration \"5 minutes\""},
+		{"bad size", "max_body: lots\n" + source(""), "routes.yaml:1:11: max_body: invalid size"},
+		{"no secret", base + "sources:\n  s:\n    path: /hook\n    provider: github\n    secrets: [\"{env.NOPE}\"]\n", "routes.yaml:8:5: source s: no secret configured"},
+		{"path without slash", strings.Replace(source(""), "/hook", "hook", 1), "path must start with /"},
+		{"provider and verify", source("    verify:\n      header: X\n"), "provider and verify exclude each other"},
+		{"neither provider nor verify", base + "sources:\n  s:\n    path: /hook\n    secrets: [x]\n", "set provider (a preset) or verify"},
+		{"route without to", source("    routes:\n      - when: 'true'\n"), "routes.yaml:10:9: source s.routes[0]: to is required"},
+		{"route without condition", source("    routes:\n      - to: [legacy]\n"), "set when, schema, or both"},
+		{"duplicate path", source("  t:\n    path: /hook\n    provider: github\n    secrets: [x]\n"), "path /hook is already used by source s"},
+		{"bad url scheme", "upstreams:\n  legacy:\n    url: ftp://x\n" + strings.TrimPrefix(source(""), base), "routes.yaml:3:10: upstream legacy.url: scheme must be http or https"},
+		{"missing url", "upstreams:\n  legacy:\n    timeout: 1s\n" + strings.TrimPrefix(source(""), base), "upstream legacy: url is required"},
+		{"repeated key", source("    path: /again\n"), "key \"path\" appears twice"},
+		{"intervals reversed", "upstreams:\n  legacy:\n    url: http://x\n    retry:\n      initial_interval: 1m\n      max_interval: 1s\n" + strings.TrimPrefix(source(""), base), "max_interval (1s) is shorter than initial_interval (1m0s)"},
+		{"window over retention", "storage:\n  retention: 1h\n" + source("    dedup:\n      window: 2h\n"), "dedup.window 2h0m0s is longer than storage.retention 1h0m0s"},
+		{"zero concurrency", "upstreams:\n  legacy:\n    url: http://x\n    concurrency: 0\n" + strings.TrimPrefix(source(""), base), "routes.yaml:4:18: upstream legacy.concurrency must be at least 1"},
+		{"yaml syntax", "sources: [\n", "routes.yaml:1:1: did not find expected node content"},
+		{"no sources", base, "no sources defined"},
+		{"non-2xx response", source("    response:\n      status: 500\n"), "response.status must be a 2xx status"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("routes.yaml", []byte(c.yaml), Options{Expand: func(s string) (string, error) {
+				if strings.Contains(s, "{env.") {
+					return "", nil
+				}
+				return s, nil
+			}})
+			if err == nil {
+				t.Fatalf("accepted:\n%s", c.yaml)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error:\n%v\nwant it to contain:\n%s", err, c.want)
+			}
+		})
+	}
+}
+
+func TestParseReportsEveryError(t *testing.T) {
+	yaml := "upstreams:\n  a:\n    url: nope\n    timeout: x\nsources:\n  s:\n    path: /h\n    provider: github\n    secrets: [x]\n    default: [b]\n"
+	_, err := Parse("r.yaml", []byte(yaml), Options{})
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("want every error reported, got %q", err)
+	}
+}
+
+func TestLoadFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "routes.yaml")
+	if err := os.WriteFile(path, []byte(validConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(path, expandEnv(map[string]string{"NEW": "a"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.File != path || cfg.Storage.Path != filepath.Join(dir, "data", "hookgate.db") {
+		t.Fatalf("file %s storage %s", cfg.File, cfg.Storage.Path)
+	}
+	if _, err := Load(filepath.Join(dir, "missing.yaml"), Options{}); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Fatalf("missing file: %v", err)
+	}
+}
+
+func TestUnits(t *testing.T) {
+	sizes := map[string]int64{"512": 512, "64KiB": 64 << 10, "5MiB": 5 << 20, "2MB": 2e6, "1 GiB": 1 << 30, "10B": 10}
+	for in, want := range sizes {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "-1", "0", "5XB", "MiB", "99999999999GiB"} {
+		if _, err := ParseSize(bad); err == nil {
+			t.Errorf("ParseSize(%q) accepted", bad)
+		}
+	}
+	durations := map[string]time.Duration{"90s": 90 * time.Second, "7d": 7 * 24 * time.Hour, "1h30m": 90 * time.Minute}
+	for in, want := range durations {
+		if got, err := ParseDuration(in); err != nil || got != want {
+			t.Errorf("ParseDuration(%q) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "5", "xd", "1w"} {
+		if _, err := ParseDuration(bad); err == nil {
+			t.Errorf("ParseDuration(%q) accepted", bad)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(validConfig))
+	f.Add([]byte("sources: {a: {path: /x, provider: github, secrets: [s]}}"))
+	f.Add([]byte("{{{"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := Parse("fuzz.yaml", data, Options{})
+		if err == nil && len(cfg.Sources) == 0 {
+			t.Fatal("a config without sources was accepted")
+		}
+	})
+}

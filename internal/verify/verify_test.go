@@ -1,0 +1,313 @@
+package verify
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+type vector struct {
+	Provider  string `json:"provider"`
+	Source    string `json:"source"`
+	Secret    string `json:"secret"`
+	ID        string `json:"id"`
+	Timestamp string `json:"timestamp"`
+	Payload   string `json:"payload"`
+	Header    string `json:"header"`
+	Signature string `json:"signature"`
+}
+
+func loadVectors(t *testing.T) []vector {
+	t.Helper()
+	data, err := os.ReadFile("testdata/published.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []vector
+	if err := json.Unmarshal(data, &all); err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
+func mustScheme(t *testing.T, preset string, secrets ...string) *HMAC {
+	t.Helper()
+	p, ok := Lookup(preset)
+	if !ok {
+		t.Fatalf("no preset %s", preset)
+	}
+	h, err := NewHMAC(p.Spec, secrets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// requestFor builds the request a provider would send for a published vector,
+// with headers named as the given preset expects them.
+func requestFor(v vector, preset Preset) *Request {
+	h := http.Header{}
+	h.Set(preset.Spec.Header, v.Signature)
+	if preset.Spec.IDHeader != "" {
+		h.Set(preset.Spec.IDHeader, v.ID)
+	}
+	if preset.Spec.TimestampHeader != "" {
+		h.Set(preset.Spec.TimestampHeader, v.Timestamp)
+	}
+	now := time.Now()
+	if v.Timestamp != "" {
+		ts, _ := strconv.ParseInt(v.Timestamp, 10, 64)
+		now = time.Unix(ts, 0).Add(30 * time.Second)
+	}
+	return &Request{Body: []byte(v.Payload), Header: h, Method: "POST", Now: now}
+}
+
+func TestPublishedVectors(t *testing.T) {
+	// The published vectors for the presets of this package; svix shares the
+	// Standard Webhooks vector under its own header names.
+	uses := map[string][]string{
+		"github":            {"github"},
+		"standard-webhooks": {"standard-webhooks", "svix"},
+	}
+	checked := 0
+	for _, v := range loadVectors(t) {
+		for _, name := range uses[v.Provider] {
+			preset, _ := Lookup(name)
+			t.Run(name+"/"+v.Source, func(t *testing.T) {
+				scheme := mustScheme(t, name, v.Secret)
+				if err := scheme.Verify(requestFor(v, preset)); err != nil {
+					t.Fatalf("published vector rejected: %v", err)
+				}
+
+				tampered := requestFor(v, preset)
+				tampered.Body = append([]byte(nil), tampered.Body...)
+				tampered.Body[len(tampered.Body)/2] ^= 0x01
+				if err := scheme.Verify(tampered); !errors.Is(err, ErrInvalidSignature) {
+					t.Errorf("tampered body: got %v, want ErrInvalidSignature", err)
+				}
+
+				wrongSecret := mustScheme(t, name, flipSecret(v.Secret))
+				if err := wrongSecret.Verify(requestFor(v, preset)); !errors.Is(err, ErrInvalidSignature) {
+					t.Errorf("wrong secret: got %v, want ErrInvalidSignature", err)
+				}
+
+				badSig := v
+				badSig.Signature = flipLastChar(v.Signature)
+				if err := scheme.Verify(requestFor(badSig, preset)); !errors.Is(err, ErrInvalidSignature) && !errors.Is(err, ErrMalformedSignature) {
+					t.Errorf("altered signature: got %v, want a rejection", err)
+				}
+
+				if v.Timestamp != "" {
+					stale := requestFor(v, preset)
+					stale.Now = stale.Now.Add(time.Hour)
+					if err := scheme.Verify(stale); !errors.Is(err, ErrStaleTimestamp) {
+						t.Errorf("stale timestamp: got %v, want ErrStaleTimestamp", err)
+					}
+					future := requestFor(v, preset)
+					future.Now = future.Now.Add(-time.Hour)
+					if err := scheme.Verify(future); !errors.Is(err, ErrStaleTimestamp) {
+						t.Errorf("future timestamp: got %v, want ErrStaleTimestamp", err)
+					}
+				}
+			})
+			checked++
+		}
+	}
+	if checked < 4 {
+		t.Fatalf("only %d published vectors checked; testdata/published.json lost entries?", checked)
+	}
+}
+
+// flipSecret changes one character while keeping the secret decodable.
+func flipSecret(s string) string {
+	b := []byte(s)
+	i := len(b) - 3
+	if b[i] == 'A' {
+		b[i] = 'B'
+	} else {
+		b[i] = 'A'
+	}
+	return string(b)
+}
+
+func flipLastChar(s string) string {
+	b := []byte(s)
+	i := len(b) - 2 // before any base64 padding
+	if b[i] == '0' {
+		b[i] = '1'
+	} else {
+		b[i] = '0'
+	}
+	return string(b)
+}
+
+func TestHeaderProblems(t *testing.T) {
+	scheme := mustScheme(t, "stripe", "whsec_test")
+	now := time.Unix(1700000000, 0)
+	body := []byte(`{"id":"evt_1"}`)
+	good, err := scheme.Sign("whsec_test", Message{Body: body, Time: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	goodValue := good.Get("Stripe-Signature")
+	_, sig, _ := strings.Cut(goodValue, ",v1=")
+	cases := []struct {
+		name   string
+		values []string
+		want   error
+	}{
+		{"valid", []string{goodValue}, nil},
+		{"missing", nil, ErrMissingSignature},
+		{"empty", []string{""}, ErrMissingSignature},
+		{"blank", []string{"   "}, ErrMissingSignature},
+		{"no pairs", []string{"garbage"}, ErrMalformedSignature},
+		{"timestamp only", []string{"t=1700000000"}, ErrMalformedSignature},
+		{"signature only", []string{"v1=" + sig}, ErrMissingTimestamp},
+		{"truncated", []string{goodValue[:len(goodValue)-4]}, ErrMalformedSignature},
+		{"not hex", []string{"t=1700000000,v1=" + strings.Repeat("zz", 32)}, ErrMalformedSignature},
+		{"two timestamps", []string{"t=1700000000,t=1700000001,v1=" + sig}, ErrMalformedSignature},
+		{"rotation: second v1 matches", []string{"t=1700000000,v1=" + strings.Repeat("ab", 32) + ",v1=" + sig}, nil},
+		{"old v0 ignored", []string{"t=1700000000,v0=" + sig}, ErrMalformedSignature},
+		{"duplicated header, second good", []string{"t=1700000000,v1=" + strings.Repeat("ab", 32), goodValue}, nil},
+		{"huge header", []string{"t=1700000000," + strings.Repeat("v1="+strings.Repeat("ab", 32)+",", 5000) + "v1=" + sig}, ErrInvalidSignature},
+		{"garbled timestamp", []string{"t=soon,v1=" + sig}, ErrMissingTimestamp},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := http.Header{}
+			for _, v := range c.values {
+				h.Add("Stripe-Signature", v)
+			}
+			err := scheme.Verify(&Request{Body: body, Header: h, Now: now})
+			if !errors.Is(err, c.want) || (c.want == nil && err != nil) {
+				t.Fatalf("got %v, want %v", err, c.want)
+			}
+		})
+	}
+}
+
+func TestSecretRotation(t *testing.T) {
+	now := time.Unix(1700000000, 0)
+	body := []byte(`{"id":"evt_2"}`)
+	old := mustScheme(t, "stripe", "whsec_old")
+	signed, _ := old.Sign("whsec_old", Message{Body: body, Time: now})
+	both := mustScheme(t, "stripe", "whsec_new", "whsec_old")
+	if err := both.Verify(&Request{Body: body, Header: signed, Now: now}); err != nil {
+		t.Fatalf("old secret in second slot rejected: %v", err)
+	}
+	onlyNew := mustScheme(t, "stripe", "whsec_new")
+	if err := onlyNew.Verify(&Request{Body: body, Header: signed, Now: now}); !errors.Is(err, ErrInvalidSignature) {
+		t.Fatalf("retired secret accepted: %v", err)
+	}
+}
+
+func TestDeclarativeSchemes(t *testing.T) {
+	now := time.Unix(1700000000, 0)
+	specs := map[string]Spec{
+		"sha1 hex, body only":  {Algorithm: "sha1", Header: "X-Sig", Encoding: "hex"},
+		"sha512 base64":        {Algorithm: "sha512", Header: "X-Sig", Encoding: "base64", Content: "{method} {url}\n{body}"},
+		"timestamp in ms":      {Algorithm: "sha256", Header: "X-Sig", Prefix: "sha256=", Content: "{timestamp}.{body}", TimestampHeader: "X-Ts", TimestampUnit: "ms", Tolerance: time.Minute},
+		"hex secret, pairs ;":  {Header: "X-Sig", SignatureKey: "h1", TimestampKey: "ts", PairSeparator: ";", Content: "{timestamp}:{body}", SecretEncoding: "hex"},
+		"id and space-list":    {Header: "X-Sig", Separator: " ", Prefix: "v1,", Encoding: "base64", Content: "{id}.{timestamp}.{body}", IDHeader: "X-Id", TimestampHeader: "X-Ts", SecretEncoding: "base64"},
+		"literal-only content": {Header: "X-Sig", Content: "static:{body}:end"},
+	}
+	secret := "0123456789abcdef0123456789abcdef"
+	for name, spec := range specs {
+		t.Run(name, func(t *testing.T) {
+			h, err := NewHMAC(spec, []string{secret})
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg := Message{Body: []byte(`{"a":1}`), Method: "POST", URL: "https://example.com/hook?x=1", ID: "msg_1", Time: now}
+			headers, err := h.Sign(secret, msg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := &Request{Body: msg.Body, Header: headers, Method: msg.Method, URL: msg.URL, Now: now}
+			if err := h.Verify(req); err != nil {
+				t.Fatalf("own signature rejected: %v (headers %v)", err, headers)
+			}
+			req.Body = []byte(`{"a":2}`)
+			if err := h.Verify(req); !errors.Is(err, ErrInvalidSignature) {
+				t.Fatalf("changed body: got %v", err)
+			}
+			if strings.Contains(spec.Content, "{url}") {
+				req = &Request{Body: msg.Body, Header: headers, Method: msg.Method, URL: "https://example.com/other", Now: now}
+				if err := h.Verify(req); !errors.Is(err, ErrInvalidSignature) {
+					t.Fatalf("changed url: got %v", err)
+				}
+			}
+		})
+	}
+}
+
+func TestSpecErrors(t *testing.T) {
+	cases := []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Algorithm: "md5", Header: "X"}, "unknown algorithm"},
+		{Spec{Header: "X", Encoding: "base32"}, "unknown encoding"},
+		{Spec{}, "header is required"},
+		{Spec{Header: "X", Content: "{nonce}.{body}"}, "unknown variable {nonce}"},
+		{Spec{Header: "X", Content: "{body"}, "unclosed"},
+		{Spec{Header: "X", Content: "{timestamp}.{body}"}, "neither timestamp_header nor timestamp_key"},
+		{Spec{Header: "X", Content: "{id}.{body}"}, "id_header is not set"},
+		{Spec{Header: "X", TimestampKey: "t"}, "timestamp_key needs signature_key"},
+		{Spec{Header: "X", TimestampHeader: "T", TimestampUnit: "h"}, "unknown timestamp_unit"},
+		{Spec{Header: "X", SecretEncoding: "rot13"}, "unknown secret_encoding"},
+		{Spec{Header: "X", SecretEncoding: "whsec"}, "not a whsec_ base64 secret"},
+	}
+	for _, c := range cases {
+		secret := "s"
+		if c.spec.SecretEncoding == "whsec" {
+			secret = "whsec_!!!"
+		}
+		_, err := NewHMAC(c.spec, []string{secret})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: got %v, want error containing %q", c.spec, err, c.want)
+		}
+	}
+	if _, err := NewHMAC(Spec{Header: "X"}, nil); err == nil {
+		t.Error("no secrets accepted")
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	got := Suggest("strpe")
+	if len(got) == 0 || got[0] != "stripe" {
+		t.Fatalf("Suggest(strpe) = %v, want stripe first", got)
+	}
+	if got := Suggest("zzzzzzzz"); len(got) != 0 {
+		t.Fatalf("Suggest(zzzzzzzz) = %v, want none", got)
+	}
+}
+
+func FuzzStripeHeader(f *testing.F) {
+	f.Add("t=1700000000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd", []byte(`{"id":"evt_1"}`))
+	f.Add("", []byte{})
+	f.Add("t=,v1=,,,=", []byte("x"))
+	scheme, err := NewHMAC(presets["stripe"].Spec, []string{"whsec_fuzz"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	now := time.Unix(1700000000, 0)
+	f.Fuzz(func(t *testing.T, header string, body []byte) {
+		h := http.Header{}
+		h.Set("Stripe-Signature", header)
+		if scheme.Verify(&Request{Body: body, Header: h, Now: now}) != nil {
+			return
+		}
+		// Whatever verified must carry the signature made with the secret.
+		signed, _ := scheme.Sign("whsec_fuzz", Message{Body: body, Time: now})
+		_, want, _ := strings.Cut(signed.Get("Stripe-Signature"), "v1=")
+		if !strings.Contains(strings.ToLower(header), want) {
+			t.Fatalf("header %q verified without the real signature %s", header, want)
+		}
+	})
+}
