@@ -64,6 +64,7 @@ type Bolt struct {
 	// durableTx is the id of the last transaction known to be on disk. A
 	// reader whose snapshot is newer may see a commit still being synced.
 	durableTx atomic.Uint64
+	commits   atomic.Uint64
 }
 
 type writeOp struct {
@@ -126,6 +127,9 @@ func OpenBolt(path string, opts Options) (*Bolt, error) {
 	go s.writer()
 	return s, nil
 }
+
+// Commits returns how many write transactions have been committed.
+func (s *Bolt) Commits() uint64 { return s.commits.Load() }
 
 // Path returns the file's path.
 func (s *Bolt) Path() string { return s.path }
@@ -213,6 +217,7 @@ func (s *Bolt) commit(batch []*writeOp) {
 	})
 	if err == nil {
 		s.durableTx.Store(txID)
+		s.commits.Add(1)
 		for _, op := range batch {
 			op.done <- nil
 		}
