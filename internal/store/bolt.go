@@ -56,6 +56,8 @@ type Bolt struct {
 	ids  idSource
 
 	writes    chan *writeOp
+	sendMu    sync.RWMutex // senders hold it shared; Close takes it to stop sends
+	closed    bool
 	closing   chan struct{}
 	writerEnd chan struct{}
 	closeOnce sync.Once
@@ -97,11 +99,16 @@ func OpenBolt(path string, opts Options) (*Bolt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
+	var lastID ID
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, name := range [][]byte{bucketEvents, bucketBodies, bucketDedup, bucketDeliveries, bucketAttempts, bucketQueue, bucketMeta} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
+		}
+		// New ids continue after the newest stored one, even if the clock went back.
+		if k, _ := tx.Bucket(bucketEvents).Cursor().Last(); len(k) == len(ID{}) {
+			copy(lastID[:], k)
 		}
 		meta := tx.Bucket(bucketMeta)
 		if v := meta.Get([]byte("version")); v != nil {
@@ -124,6 +131,7 @@ func OpenBolt(path string, opts Options) (*Bolt, error) {
 		closing:   make(chan struct{}),
 		writerEnd: make(chan struct{}),
 	}
+	s.ids.last = lastID
 	go s.writer()
 	return s, nil
 }
@@ -137,7 +145,10 @@ func (s *Bolt) Path() string { return s.path }
 // Close stops the writer after the batch in progress and closes the file.
 func (s *Bolt) Close() error {
 	s.closeOnce.Do(func() {
+		s.sendMu.Lock()
+		s.closed = true
 		close(s.closing)
+		s.sendMu.Unlock()
 		<-s.writerEnd
 		s.closeErr = s.db.Close()
 	})
@@ -149,11 +160,16 @@ func (s *Bolt) Close() error {
 func (s *Bolt) update(ctx context.Context, fn func(*bolt.Tx) error) error {
 	op := writeOpPool.Get().(*writeOp)
 	op.fn = fn
+	s.sendMu.RLock()
+	if s.closed {
+		s.sendMu.RUnlock()
+		return fmt.Errorf("%w: closed", ErrUnavailable)
+	}
 	select {
 	case s.writes <- op:
-	case <-s.closing:
-		return fmt.Errorf("%w: closed", ErrUnavailable)
+		s.sendMu.RUnlock()
 	case <-ctx.Done():
+		s.sendMu.RUnlock()
 		return ctx.Err()
 	}
 	// Once queued, the op is always answered; wait for it even if ctx ends,

@@ -1,0 +1,340 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func openTest(t *testing.T, path string, c *clock) *Bolt {
+	t.Helper()
+	if path == "" {
+		path = filepath.Join(t.TempDir(), "hookgate.db")
+	}
+	s, err := OpenBolt(path, Options{Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func newEvent(source, key string, body string, c *clock, upstreams ...string) *NewEvent {
+	ne := &NewEvent{
+		Event: &Event{
+			Source: source, ReceivedAt: c.Now(), Method: "POST", Path: "/webhooks/" + source,
+			RawQuery: "a=1", Header: http.Header{"X-Test": {"1"}}, Body: []byte(body),
+		},
+		DedupKey: key,
+	}
+	if key != "" {
+		ne.DedupUntil = c.Now().Add(time.Hour)
+	}
+	for _, u := range upstreams {
+		ne.Targets = append(ne.Targets, Target{Upstream: u, Route: "default"})
+	}
+	return ne
+}
+
+func TestIngestStoresEventAndDeliveries(t *testing.T) {
+	c := &clock{now: time.Unix(1700000000, 0)}
+	s := openTest(t, "", c)
+	body := "{\"id\":\"evt_1\",\"binary\":\"\x00\xff\"}\n"
+	res, err := s.Ingest(context.Background(), newEvent("stripe", "evt_1", body, c, "legacy", "billing"))
+	if err != nil || res.Duplicate {
+		t.Fatalf("ingest: %+v %v", res, err)
+	}
+	rec, err := s.Event(res.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(rec.Event.Body, []byte(body)) || rec.Event.Header.Get("X-Test") != "1" || rec.Event.RawQuery != "a=1" || rec.Event.ID != res.ID {
+		t.Fatalf("stored event differs: %+v body %q", rec.Event, rec.Event.Body)
+	}
+	if len(rec.Deliveries) != 2 || rec.Deliveries[0].Upstream != "legacy" || rec.Deliveries[1].Upstream != "billing" || rec.Deliveries[0].State != StatePending {
+		t.Fatalf("deliveries: %+v", rec.Deliveries)
+	}
+	for _, up := range []string{"legacy", "billing"} {
+		tasks, err := s.Due(up, c.Now(), 10, nil)
+		if err != nil || len(tasks) != 1 || tasks[0].Event.ID != res.ID || !bytes.Equal(tasks[0].Event.Body, []byte(body)) {
+			t.Fatalf("due for %s: %+v %v", up, tasks, err)
+		}
+	}
+	if _, err := s.Event(ID{1}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown id: %v", err)
+	}
+}
+
+func TestDedupWindow(t *testing.T) {
+	c := &clock{now: time.Unix(1700000000, 0)}
+	s := openTest(t, "", c)
+	ctx := context.Background()
+	first, err := s.Ingest(ctx, newEvent("stripe", "evt_1", "a", c, "legacy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dup, err := s.Ingest(ctx, newEvent("stripe", "evt_1", "a", c, "legacy"))
+	if err != nil || !dup.Duplicate || dup.ID != first.ID {
+		t.Fatalf("second copy: %+v %v, want duplicate of %s", dup, err, first.ID)
+	}
+	other, _ := s.Ingest(ctx, newEvent("github", "evt_1", "a", c, "legacy"))
+	if other.Duplicate {
+		t.Fatal("same key from another source counted as duplicate")
+	}
+	tasks, _ := s.Due("legacy", c.Now(), 10, nil)
+	if len(tasks) != 2 {
+		t.Fatalf("%d deliveries queued, want 2 (the duplicate adds none)", len(tasks))
+	}
+	c.Add(time.Hour + time.Second)
+	late, err := s.Ingest(ctx, newEvent("stripe", "evt_1", "a", c, "legacy"))
+	if err != nil || late.Duplicate || late.ID == first.ID {
+		t.Fatalf("copy after the window: %+v %v, want a new event", late, err)
+	}
+}
+
+func TestConcurrentCopiesMakeOneEvent(t *testing.T) {
+	c := &clock{now: time.Unix(1700000000, 0)}
+	s := openTest(t, "", c)
+	const copies = 25
+	results := make([]IngestResult, copies)
+	var wg sync.WaitGroup
+	for i := range copies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := s.Ingest(context.Background(), newEvent("stripe", "evt_same", "x", c, "legacy"))
+			if err != nil {
+				t.Error(err)
+			}
+			results[i] = res
+		}()
+	}
+	wg.Wait()
+	originals := 0
+	for _, r := range results {
+		if !r.Duplicate {
+			originals++
+		}
+		if r.ID != results[0].ID {
+			t.Fatalf("copies answered with different ids: %s and %s", r.ID, results[0].ID)
+		}
+	}
+	if originals != 1 {
+		t.Fatalf("%d copies stored as new events, want 1", originals)
+	}
+	if tasks, _ := s.Due("legacy", c.Now(), 100, nil); len(tasks) != 1 {
+		t.Fatalf("%d deliveries queued, want 1", len(tasks))
+	}
+}
+
+func TestConcurrentWritesShareCommits(t *testing.T) {
+	c := &clock{now: time.Unix(1700000000, 0)}
+	s := openTest(t, "", c)
+	release := make(chan struct{})
+	inCommit := make(chan struct{})
+	blocked := make(chan error)
+	go func() {
+		blocked <- s.update(context.Background(), func(*bolt.Tx) error { close(inCommit); <-release; return nil })
+	}()
+	<-inCommit
+	const writers = 50
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.Ingest(context.Background(), newEvent("s", string(rune('a'+i)), "x", c, "u")); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	// Wait until every writer is queued behind the blocked commit.
+	for len(s.writes) < writers {
+		time.Sleep(time.Millisecond)
+	}
+	before := s.Commits()
+	close(release)
+	if err := <-blocked; err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if got := s.Commits() - before; got != 2 {
+		t.Fatalf("%d writes queued during one commit took %d commits, want 2 (the blocker, then one batch)", writers, got)
+	}
+}
+
+func TestDueOrderSkipAndNextDue(t *testing.T) {
+	c := &clock{now: time.Unix(1700000000, 0)}
+	s := openTest(t, "", c)
+	ctx := context.Background()
+	var ids []ID
+	for i := range 3 {
+		res, err := s.Ingest(ctx, newEvent("s", "", string(rune('a'+i)), c, "u"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.ID)
+		c.Add(time.Second)
+	}
+	tasks, _ := s.Due("u", c.Now(), 10, nil)
+	if len(tasks) != 3 || tasks[0].Event.ID != ids[0] || tasks[2].Event.ID != ids[2] {
+		t.Fatalf("due order: %v", tasks)
+	}
+	skipFirst := func(k DeliveryKey) bool { return k.Event == ids[0] }
+	tasks, _ = s.Due("u", c.Now(), 1, skipFirst)
+	if len(tasks) != 1 || tasks[0].Event.ID != ids[1] {
+		t.Fatalf("skip/limit: %v", tasks)
+	}
+	// Retry the first one a minute from now: it moves behind the others.
+	err := s.Record(ctx, Outcome{Key: DeliveryKey{Event: ids[0]}, Attempt: Attempt{N: 1, At: c.Now(), Status: 503}, Next: StatePending, RetryAt: c.Now().Add(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, _ = s.Due("u", c.Now(), 10, nil)
+	if len(tasks) != 2 {
+		t.Fatalf("after reschedule %d due, want 2", len(tasks))
+	}
+	onlyRetry := func(k DeliveryKey) bool { return k.Event != ids[0] }
+	next, ok, err := s.NextDue("u", onlyRetry)
+	if err != nil || !ok || !next.Equal(c.Now().Add(time.Minute)) {
+		t.Fatalf("NextDue = %v %v %v, want %v", next, ok, err, c.Now().Add(time.Minute))
+	}
+	if _, ok, _ := s.NextDue("nobody", nil); ok {
+		t.Fatal("NextDue for an upstream without work")
+	}
+}
+
+func TestRecordOutcomes(t *testing.T) {
+	c := &clock{now: time.Unix(1700000000, 0)}
+	s := openTest(t, "", c)
+	ctx := context.Background()
+	res, _ := s.Ingest(ctx, newEvent("s", "", "a", c, "u", "v"))
+	ku, kv := DeliveryKey{Event: res.ID, Index: 0}, DeliveryKey{Event: res.ID, Index: 1}
+	if err := s.Record(ctx, Outcome{Key: ku, Attempt: Attempt{N: 1, At: c.Now(), Status: 200}, Next: StateDelivered}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Record(ctx, Outcome{Key: kv, Attempt: Attempt{N: 1, At: c.Now(), Status: 400, Error: "final status 400"}, Next: StateDead}); err != nil {
+		t.Fatal(err)
+	}
+	for _, up := range []string{"u", "v"} {
+		if tasks, _ := s.Due(up, c.Now().Add(time.Hour), 10, nil); len(tasks) != 0 {
+			t.Fatalf("finished delivery to %s still queued", up)
+		}
+	}
+	rec, _ := s.Event(res.ID)
+	if rec.Deliveries[0].State != StateDelivered || rec.Deliveries[1].State != StateDead || rec.Deliveries[1].LastStatus != 400 {
+		t.Fatalf("states: %+v", rec.Deliveries)
+	}
+	if len(rec.Attempts[0]) != 1 || rec.Attempts[1][0].Error != "final status 400" {
+		t.Fatalf("attempts: %+v", rec.Attempts)
+	}
+	err := s.Record(ctx, Outcome{Key: ku, Attempt: Attempt{N: 2}, Next: StateDelivered})
+	if err == nil {
+		t.Fatal("recording on a finished delivery was accepted")
+	}
+}
+
+func TestPendingWorkSurvivesReopen(t *testing.T) {
+	c := &clock{now: time.Unix(1700000000, 0)}
+	path := filepath.Join(t.TempDir(), "hookgate.db")
+	s, err := OpenBolt(path, Options{Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Ingest(context.Background(), newEvent("s", "k", "payload", c, "u"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openTest(t, path, c)
+	tasks, err := s2.Due("u", c.Now(), 10, nil)
+	if err != nil || len(tasks) != 1 || tasks[0].Event.ID != res.ID || string(tasks[0].Event.Body) != "payload" {
+		t.Fatalf("after reopen: %+v %v", tasks, err)
+	}
+	dup, _ := s2.Ingest(context.Background(), newEvent("s", "k", "payload", c, "u"))
+	if !dup.Duplicate {
+		t.Fatal("dedup key lost across reopen")
+	}
+	next, _ := s2.Ingest(context.Background(), newEvent("s", "k2", "payload", c, "u"))
+	if next.ID.String() <= res.ID.String() {
+		t.Fatalf("ids do not grow across reopen: %s then %s", res.ID, next.ID)
+	}
+}
+
+func TestClosedStoreRefusesWrites(t *testing.T) {
+	c := &clock{now: time.Unix(1700000000, 0)}
+	s := openTest(t, "", c)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Ingest(context.Background(), newEvent("s", "", "a", c, "u"))
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("ingest on closed store: %v, want ErrUnavailable", err)
+	}
+}
+
+func TestSecondOpenTimesOut(t *testing.T) {
+	c := &clock{now: time.Unix(1700000000, 0)}
+	path := filepath.Join(t.TempDir(), "hookgate.db")
+	openTest(t, path, c)
+	// bbolt's lock is per open file description, so a second open in the same
+	// process waits like another process would.
+	_, err := OpenBolt(path, Options{OpenTimeout: 100 * time.Millisecond})
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("locked by another process")) {
+		t.Fatalf("second open: %v", err)
+	}
+}
+
+func TestIDs(t *testing.T) {
+	var g idSource
+	now := time.UnixMilli(1700000000123)
+	a, b := g.next(now), g.next(now)
+	if a.String() >= b.String() {
+		t.Fatalf("ids in one millisecond not increasing: %s %s", a, b)
+	}
+	if !a.Time().Equal(now) {
+		t.Fatalf("id time %v, want %v", a.Time(), now)
+	}
+	earlier := g.next(now.Add(-time.Second))
+	if earlier.String() <= b.String() {
+		t.Fatalf("clock going back produced a smaller id: %s after %s", earlier, b)
+	}
+	for _, id := range []ID{a, b, {}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}} {
+		s := id.String()
+		back, err := ParseID(s)
+		if err != nil || back != id || len(s) != 26 {
+			t.Fatalf("round trip %x -> %s -> %x %v", id, s, back, err)
+		}
+	}
+	for _, bad := range []string{"", "short", "8ZZZZZZZZZZZZZZZZZZZZZZZZZ", "01ARZ3NDEKTSV4RRFFQ69G5FA!"} {
+		if _, err := ParseID(bad); err == nil {
+			t.Errorf("ParseID(%q) accepted", bad)
+		}
+	}
+}
