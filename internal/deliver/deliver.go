@@ -217,7 +217,7 @@ func newLane(e *Engine, name string) *lane {
 		ExpectContinueTimeout: time.Second,
 		// The backend gets the provider's headers, not an Accept-Encoding of our own.
 		DisableCompression: true,
-		ForceAttemptHTTP2:     true,
+		ForceAttemptHTTP2:  true,
 	}
 	return &lane{
 		e:    e,

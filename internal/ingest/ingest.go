@@ -245,4 +245,3 @@ func (p *Pipeline) Sources() map[string]string {
 	}
 	return out
 }
-
