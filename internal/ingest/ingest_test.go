@@ -1,0 +1,369 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/store"
+	"github.com/hookgate/hookgate/internal/verify"
+)
+
+const routesYAML = `
+max_body: 1KiB
+upstreams:
+  legacy:
+    url: http://127.0.0.1:1
+  billing:
+    url: http://127.0.0.1:2
+sources:
+  github:
+    path: /webhooks/github
+    provider: github
+    secrets: [gh-secret]
+    default: [legacy]
+  stripe:
+    path: /webhooks/stripe
+    provider: stripe
+    secrets: [whsec_new, whsec_old]
+    default: [legacy]
+    routes:
+      - name: payments
+        when: 'body.type startsWith "payment_intent."'
+        to: [billing]
+      - name: big
+        when: 'body.data.amount > 1000'
+        to: [billing, legacy]
+  crm:
+    path: /webhooks/crm
+    verify:
+      header: X-Crm-Signature
+      prefix: "sha256="
+      content: "{timestamp}.{body}"
+      timestamp_header: X-Crm-Timestamp
+    secrets: [crm-secret]
+    dedup:
+      key: 'headers["x-crm-delivery"]'
+    response:
+      status: 202
+      body: "ok"
+    default: [legacy]
+`
+
+var testNow = time.Unix(1700000000, 0)
+
+type harness struct {
+	p        *Pipeline
+	store    *store.Bolt
+	notified atomic.Int32
+}
+
+func newHarness(t testing.TB) *harness {
+	t.Helper()
+	cfg, err := config.Parse("routes.yaml", []byte(routesYAML), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Compile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "hookgate.db"), store.Options{Now: func() time.Time { return testNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h := &harness{p: p, store: st}
+	p.Attach(st, func(string) { h.notified.Add(1) }, nil, func() time.Time { return testNow })
+	return h
+}
+
+func sign(t testing.TB, preset, secret string, body []byte) http.Header {
+	t.Helper()
+	p, _ := verify.Lookup(preset)
+	scheme, err := verify.NewHMAC(p.Spec, []string{secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := scheme.Sign(secret, verify.Message{Body: body, Time: testNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func (h *harness) send(path string, header http.Header, body []byte) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.p.ServeHTTP(rec, req)
+	return rec
+}
+
+func (h *harness) pending(t testing.TB, upstream string) []store.Task {
+	tasks, err := h.store.Due(upstream, testNow.Add(time.Hour), 1000, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tasks
+}
+
+func TestAcceptsVerifiedEvent(t *testing.T) {
+	h := newHarness(t)
+	body := []byte(`{"action":"opened"}`)
+	hdr := sign(t, "github", "gh-secret", body)
+	hdr.Set("X-GitHub-Delivery", "d-1")
+	rec := h.send("/webhooks/github", hdr, body)
+	if rec.Code != 200 {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	var resp struct{ Status, ID string }
+	if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil || resp.Status != "accepted" || resp.ID != rec.Header().Get("Hookgate-Event-Id") {
+		t.Fatalf("response %q: %+v %v", rec.Body, resp, err)
+	}
+	tasks := h.pending(t, "legacy")
+	if len(tasks) != 1 || !bytes.Equal(tasks[0].Event.Body, body) || tasks[0].Event.DedupKey != "d-1" || tasks[0].Event.ID.String() != resp.ID {
+		t.Fatalf("stored: %+v", tasks)
+	}
+	if h.notified.Load() != 1 {
+		t.Fatalf("delivery notified %d times", h.notified.Load())
+	}
+
+	again := h.send("/webhooks/github", hdr, body)
+	if again.Code != 200 || again.Header().Get("Hookgate-Duplicate") != "true" || again.Header().Get("Hookgate-Event-Id") != resp.ID {
+		t.Fatalf("duplicate: %d %v", again.Code, again.Header())
+	}
+	if n := len(h.pending(t, "legacy")); n != 1 {
+		t.Fatalf("duplicate queued another delivery: %d pending", n)
+	}
+}
+
+func TestRejections(t *testing.T) {
+	h := newHarness(t)
+	body := []byte(`{"id":"evt_1","type":"customer.created"}`)
+	good := sign(t, "stripe", "whsec_new", body)
+	stale := func() http.Header {
+		p, _ := verify.Lookup("stripe")
+		s, _ := verify.NewHMAC(p.Spec, []string{"whsec_new"})
+		hdr, _ := s.Sign("whsec_new", verify.Message{Body: body, Time: testNow.Add(-10 * time.Minute)})
+		return hdr
+	}()
+	future := func() http.Header {
+		p, _ := verify.Lookup("stripe")
+		s, _ := verify.NewHMAC(p.Spec, []string{"whsec_new"})
+		hdr, _ := s.Sign("whsec_new", verify.Message{Body: body, Time: testNow.Add(10 * time.Minute)})
+		return hdr
+	}()
+	tampered := append([]byte(nil), body...)
+	tampered[10] = 'X'
+	cases := []struct {
+		name   string
+		header http.Header
+		body   []byte
+		want   int
+	}{
+		{"no signature", http.Header{}, body, 401},
+		{"garbled signature", http.Header{"Stripe-Signature": {"nonsense"}}, body, 401},
+		{"wrong secret", sign(t, "stripe", "whsec_other", body), body, 401},
+		{"tampered body", good, tampered, 401},
+		{"stale timestamp", stale, body, 401},
+		{"future timestamp", future, body, 401},
+		{"too large", sign(t, "stripe", "whsec_new", bytes.Repeat([]byte("a"), 2048)), bytes.Repeat([]byte("a"), 2048), 413},
+		{"signed but not JSON", sign(t, "stripe", "whsec_new", []byte("id=evt_1")), []byte("id=evt_1"), 400},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rec := h.send("/webhooks/stripe", c.header, c.body)
+			if rec.Code != c.want {
+				t.Fatalf("status %d, want %d (%s)", rec.Code, c.want, rec.Body)
+			}
+			if c.want == 401 && strings.TrimSpace(rec.Body.String()) != "unauthorized" {
+				t.Fatalf("401 body %q says more than it should", rec.Body)
+			}
+		})
+	}
+	if n := len(h.pending(t, "legacy")) + len(h.pending(t, "billing")); n != 0 {
+		t.Fatalf("rejected requests stored %d deliveries", n)
+	}
+	// The old secret still verifies (rotation), and the real event goes in.
+	if rec := h.send("/webhooks/stripe", sign(t, "stripe", "whsec_old", body), body); rec.Code != 200 {
+		t.Fatalf("old secret: %d", rec.Code)
+	}
+}
+
+func TestChunkedBodyOverLimit(t *testing.T) {
+	h := newHarness(t)
+	body := bytes.Repeat([]byte("a"), 4096)
+	req := httptest.NewRequest(http.MethodPost, "/webhooks/github", io.MultiReader(bytes.NewReader(body)))
+	req.ContentLength = -1
+	for k, v := range sign(t, "github", "gh-secret", body) {
+		req.Header[k] = v
+	}
+	rec := httptest.NewRecorder()
+	h.p.ServeHTTP(rec, req)
+	if rec.Code != 413 {
+		t.Fatalf("status %d, want 413", rec.Code)
+	}
+}
+
+func TestMethodAndUnknownPath(t *testing.T) {
+	h := newHarness(t)
+	rec := httptest.NewRecorder()
+	h.p.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/webhooks/github", nil))
+	if rec.Code != 405 || rec.Header().Get("Allow") != "POST" {
+		t.Fatalf("GET: %d %v", rec.Code, rec.Header())
+	}
+	if h.p.Handles("/webhooks/github/") || h.p.Handles("/webhooks/GITHUB") || !h.p.Handles("/webhooks/github") {
+		t.Fatal("source paths must match exactly")
+	}
+}
+
+func TestRoutingFanOut(t *testing.T) {
+	h := newHarness(t)
+	events := map[string]struct {
+		body    string
+		billing bool
+		legacy  bool
+	}{
+		"evt_pay":    {`{"id":"evt_pay","type":"payment_intent.succeeded","data":{"amount":10}}`, true, false},
+		"evt_big":    {`{"id":"evt_big","type":"payment_intent.created","data":{"amount":5000}}`, true, true},
+		"evt_other":  {`{"id":"evt_other","type":"customer.created"}`, false, true},
+		"evt_nodata": {`{"id":"evt_nodata","type":"charge.refunded"}`, false, true},
+	}
+	for id, ev := range events {
+		body := []byte(ev.body)
+		if rec := h.send("/webhooks/stripe", sign(t, "stripe", "whsec_new", body), body); rec.Code != 200 {
+			t.Fatalf("%s: %d %s", id, rec.Code, rec.Body)
+		}
+	}
+	has := func(upstream, id string) bool {
+		for _, task := range h.pending(t, upstream) {
+			if task.Event.DedupKey == id {
+				return true
+			}
+		}
+		return false
+	}
+	for id, ev := range events {
+		if has("billing", id) != ev.billing || has("legacy", id) != ev.legacy {
+			t.Errorf("%s: billing %v legacy %v, want %v %v", id, has("billing", id), has("legacy", id), ev.billing, ev.legacy)
+		}
+	}
+}
+
+func TestDeclarativeSourceAndCustomResponse(t *testing.T) {
+	h := newHarness(t)
+	body := []byte(`{"contact":"x"}`)
+	p, err := verify.NewHMAC(verify.Spec{Header: "X-Crm-Signature", Prefix: "sha256=", Content: "{timestamp}.{body}", TimestampHeader: "X-Crm-Timestamp"}, []string{"crm-secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdr, _ := p.Sign("crm-secret", verify.Message{Body: body, Time: testNow})
+	hdr.Set("X-Crm-Delivery", "crm-1")
+	rec := h.send("/webhooks/crm", hdr, body)
+	if rec.Code != 202 || rec.Body.String() != "ok" {
+		t.Fatalf("custom response: %d %q", rec.Code, rec.Body)
+	}
+	if dup := h.send("/webhooks/crm", hdr, body); dup.Header().Get("Hookgate-Duplicate") != "true" {
+		t.Fatal("dedup by header expression failed")
+	}
+	hdr.Set("X-Crm-Delivery", "crm-2")
+	if rec := h.send("/webhooks/crm", hdr, body); rec.Header().Get("Hookgate-Duplicate") != "" {
+		t.Fatal("a new delivery id was treated as duplicate")
+	}
+}
+
+func TestStoreUnavailable(t *testing.T) {
+	h := newHarness(t)
+	h.store.Close()
+	body := []byte(`{"action":"opened"}`)
+	rec := h.send("/webhooks/github", sign(t, "github", "gh-secret", body), body)
+	if rec.Code != 503 || rec.Header().Get("Retry-After") == "" {
+		t.Fatalf("closed store: %d %v", rec.Code, rec.Header())
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	dir := t.TempDir()
+	badSchema := filepath.Join(dir, "bad.json")
+	os.WriteFile(badSchema, []byte(`{"type": 12}`), 0o600)
+	cases := []struct {
+		name, source, want string
+	}{
+		{"unknown provider", "    provider: strpe\n    secrets: [x]\n", `routes.yaml:7:15: source s: unknown provider "strpe"; did you mean stripe?`},
+		{"bad expression", "    provider: github\n    secrets: [x]\n    routes:\n      - when: 'body.type ==='\n        to: [legacy]\n", "routes.yaml:10:15: route line 10: when: invalid expression"},
+		{"type error", "    provider: github\n    secrets: [x]\n    routes:\n      - when: 'path > 5'\n        to: [legacy]\n", "when: invalid expression"},
+		{"bad dedup key", "    provider: github\n    secrets: [x]\n    dedup:\n      key: 'headers[['\n", "routes.yaml:10:12: source s: dedup.key: invalid expression"},
+		{"schema missing", "    provider: github\n    secrets: [x]\n    routes:\n      - schema: ./nope.json\n        to: [legacy]\n", "routes.yaml:10:17: route line 10: schema"},
+		{"schema invalid", "    provider: github\n    secrets: [x]\n    routes:\n      - schema: " + badSchema + "\n        to: [legacy]\n", "routes.yaml:10:17"},
+		{"bad whsec secret", "    provider: svix\n    secrets: [\"whsec_***\"]\n", "routes.yaml:8:5: source s: secret 1: not a whsec_ base64 secret"},
+		{"bad declarative scheme", "    verify:\n      header: X\n      algorithm: md5\n    secrets: [x]\n", "routes.yaml:7:5: source s: unknown algorithm"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			yaml := "upstreams:\n  legacy:\n    url: http://x\nsources:\n  s:\n    path: /h\n" + c.source
+			cfg, err := config.Parse(filepath.Join(dir, "routes.yaml"), []byte(yaml), config.Options{})
+			if err != nil {
+				t.Fatalf("config: %v", err)
+			}
+			_, err = Compile(cfg)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v\nwant it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+// BenchmarkIngest measures the request path: read, verify, dedup key, route,
+// durable store and answer, with unique GitHub-signed events sent in parallel.
+func BenchmarkIngest(b *testing.B) {
+	h := newHarness(b)
+	body := bytes.Repeat([]byte(`{"action":"opened","number":1234,"pad":"xxxxxxxxxxxxxxxx"},`), 32)
+	body = append(append([]byte(`[`), body[:len(body)-1]...), ']')
+	hdr := sign(b, "github", "gh-secret", body)
+	var seq atomic.Int64
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req := httptest.NewRequest(http.MethodPost, "/webhooks/github", bytes.NewReader(body))
+			req.Header = hdr.Clone()
+			req.Header.Set("X-GitHub-Delivery", fmt.Sprint(seq.Add(1)))
+			rec := httptest.NewRecorder()
+			h.p.ServeHTTP(rec, req)
+			if rec.Code != 200 {
+				b.Fatalf("status %d", rec.Code)
+			}
+		}
+	})
+}
+
+// BenchmarkVerify measures signature verification alone.
+func BenchmarkVerify(b *testing.B) {
+	body := bytes.Repeat([]byte("x"), 2048)
+	p, _ := verify.Lookup("stripe")
+	scheme, _ := verify.NewHMAC(p.Spec, []string{"whsec_a"})
+	hdr, _ := scheme.Sign("whsec_a", verify.Message{Body: body, Time: testNow})
+	req := &verify.Request{Body: body, Header: hdr, Now: testNow}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := scheme.Verify(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
