@@ -1,0 +1,7 @@
+// Package hookgate registers the Hookgate Caddy modules. Import it for its
+// side effects, as xcaddy does with `--with github.com/hookgate/hookgate`.
+package hookgate
+
+import (
+	_ "github.com/hookgate/hookgate/caddymodule"
+)

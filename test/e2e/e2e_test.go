@@ -1,0 +1,319 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func routesFor(upstream string) string {
+	return fmt.Sprintf(`
+max_body: 64KiB
+upstreams:
+  legacy:
+    url: http://%s
+    timeout: 5s
+    concurrency: 8
+    retry:
+      max_attempts: 50
+      initial_interval: 50ms
+      max_interval: 300ms
+sources:
+  stripe:
+    path: /webhooks/stripe
+    provider: stripe
+    secrets: ["{env.HOOKGATE_E2E_UNSET}", "whsec_e2e_secret"]
+    default: [legacy]
+  github:
+    path: /webhooks/github
+    provider: github
+    secrets: ["gh-e2e-secret"]
+    default: [legacy]
+`, upstream)
+}
+
+func stripeEvent(id string, pad int) []byte {
+	return []byte(fmt.Sprintf(`{"id":%q,"object":"event","type":"payment_intent.succeeded","data":{"object":{"amount":%d,"note":"caf\u00e9 \"quoted\"","pad":%q}}}`+"\n",
+		id, pad, strings.Repeat("x", pad)))
+}
+
+func TestGatewayEndToEnd(t *testing.T) {
+	// The upstream fails the first two deliveries of evt_flaky, then accepts.
+	var flakyMu sync.Mutex
+	flakySeen := 0
+	var up *recorder
+	up = newRecorder(t, "", func(n int) int {
+		reqs := up.all()
+		if bytes.Contains(reqs[n-1].Body, []byte("evt_flaky")) {
+			flakyMu.Lock()
+			defer flakyMu.Unlock()
+			flakySeen++
+			if flakySeen <= 2 {
+				return http.StatusServiceUnavailable
+			}
+		}
+		return 200
+	})
+	passthrough := newRecorder(t, "", nil)
+	dir, port, admin := newGatewayDir(t, routesFor(up.addr), passthrough.addr)
+	g := startGateway(t, dir, port, admin)
+	stripe := newSigner(t, "stripe", "whsec_e2e_secret")
+
+	t.Run("signed events are acknowledged and delivered byte-exact", func(t *testing.T) {
+		sent := map[string][]byte{}
+		for i := range 5 {
+			body := stripeEvent(fmt.Sprintf("evt_exact_%d", i), 100*i)
+			status, hdr, resp := g.post("/webhooks/stripe?via=e2e", stripe.sign(t, body, ""), body)
+			if status != 200 || hdr.Get("Hookgate-Event-Id") == "" {
+				t.Fatalf("status %d %q", status, resp)
+			}
+			sent[hdr.Get("Hookgate-Event-Id")] = body
+		}
+		waitFor(t, "5 deliveries", 20*time.Second, func() bool {
+			got := up.byEvent()
+			for id := range sent {
+				if len(got[id]) == 0 {
+					return false
+				}
+			}
+			return true
+		})
+		for id, reqs := range up.byEvent() {
+			body, ok := sent[id]
+			if !ok {
+				continue
+			}
+			r := reqs[0]
+			if !bytes.Equal(r.Body, body) {
+				t.Errorf("event %s: body differs:\n got %q\nwant %q", id, r.Body, body)
+			}
+			if r.Method != "POST" || r.URI != "/webhooks/stripe?via=e2e" {
+				t.Errorf("event %s: %s %s", id, r.Method, r.URI)
+			}
+			if r.Header.Get("Stripe-Signature") == "" || r.Header.Get("Idempotency-Key") != id ||
+				r.Header.Get("Hookgate-Source") != "stripe" || r.Header.Get("Hookgate-Attempt") != "1" {
+				t.Errorf("event %s: headers %v", id, r.Header)
+			}
+		}
+	})
+
+	t.Run("forged events are refused and never delivered", func(t *testing.T) {
+		body := stripeEvent("evt_forged", 10)
+		forged := newSigner(t, "stripe", "whsec_attacker").sign(t, body, "")
+		if status, _, resp := g.post("/webhooks/stripe", forged, body); status != 401 {
+			t.Fatalf("forged: %d %q", status, resp)
+		}
+		if status, _, _ := g.post("/webhooks/stripe", http.Header{}, body); status != 401 {
+			t.Fatalf("unsigned: %d", status)
+		}
+		tampered := bytes.Replace(body, []byte("evt_forged"), []byte("evt_forgeD"), 1)
+		if status, _, _ := g.post("/webhooks/stripe", stripe.sign(t, body, ""), tampered); status != 401 {
+			t.Fatalf("tampered: %d", status)
+		}
+		big := stripeEvent("evt_big", 70<<10)
+		if status, _, _ := g.post("/webhooks/stripe", stripe.sign(t, big, ""), big); status != 413 {
+			t.Fatalf("oversized: %d", status)
+		}
+	})
+
+	t.Run("25 concurrent copies are delivered once", func(t *testing.T) {
+		body := stripeEvent("evt_copies", 50)
+		ids := make(chan string, 25)
+		var wg sync.WaitGroup
+		for range 25 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				// Each copy is signed afresh, as a provider's retry would be.
+				status, hdr, _ := g.post("/webhooks/stripe", stripe.sign(t, body, ""), body)
+				if status != 200 {
+					t.Errorf("copy: status %d", status)
+				}
+				ids <- hdr.Get("Hookgate-Event-Id")
+			}()
+		}
+		wg.Wait()
+		close(ids)
+		var id string
+		for got := range ids {
+			if id == "" {
+				id = got
+			}
+			if got != id {
+				t.Fatalf("copies answered with different event ids: %s, %s", id, got)
+			}
+		}
+		waitFor(t, "the delivery", 20*time.Second, func() bool { return len(up.byEvent()[id]) > 0 })
+		time.Sleep(500 * time.Millisecond) // room for a second delivery, which must not come
+		if n := len(up.byEvent()[id]); n != 1 {
+			t.Fatalf("event delivered %d times", n)
+		}
+	})
+
+	t.Run("an upstream failing twice then succeeding gets the event", func(t *testing.T) {
+		body := stripeEvent("evt_flaky", 20)
+		status, hdr, _ := g.post("/webhooks/stripe", stripe.sign(t, body, ""), body)
+		if status != 200 {
+			t.Fatalf("status %d", status)
+		}
+		id := hdr.Get("Hookgate-Event-Id")
+		waitFor(t, "three attempts", 30*time.Second, func() bool { return len(up.byEvent()[id]) >= 3 })
+		reqs := up.byEvent()[id]
+		for i, r := range reqs {
+			if got := r.Header.Get("Hookgate-Attempt"); got != fmt.Sprint(i+1) {
+				t.Errorf("attempt %d carried Hookgate-Attempt %q", i+1, got)
+			}
+			if !bytes.Equal(r.Body, body) {
+				t.Errorf("attempt %d body differs", i+1)
+			}
+		}
+		time.Sleep(500 * time.Millisecond)
+		if n := len(up.byEvent()[id]); n != 3 {
+			t.Fatalf("%d attempts, want exactly 3 (two failures, one success)", n)
+		}
+	})
+
+	t.Run("other paths pass through to the next handler", func(t *testing.T) {
+		resp, err := http.Post(g.url("/api/orders?x=1"), "text/plain", strings.NewReader("hello"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		got := passthrough.all()
+		if len(got) != 1 || got[0].URI != "/api/orders?x=1" || string(got[0].Body) != "hello" || got[0].Header.Get("Hookgate-Event-Id") != "" {
+			t.Fatalf("passthrough saw %+v", got)
+		}
+		// A webhook path with a trailing slash is not a source either.
+		resp, err = http.Post(g.url("/webhooks/stripe/"), "text/plain", strings.NewReader("x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if n := len(passthrough.all()); n != 2 {
+			t.Fatalf("near-miss path not passed through (%d requests)", n)
+		}
+	})
+}
+
+func TestAckedEventsSurviveKill9(t *testing.T) {
+	// Reserve the upstream's address, but start nothing there yet: the
+	// upstream is down while events are acknowledged.
+	upstreamAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	passthrough := newRecorder(t, "", nil)
+	dir, port, admin := newGatewayDir(t, routesFor(upstreamAddr), passthrough.addr)
+	g := startGateway(t, dir, port, admin)
+	github := newSigner(t, "github", "gh-e2e-secret")
+
+	acked := map[string][]byte{}
+	for i := range 20 {
+		body := []byte(fmt.Sprintf(`{"action":"opened","number":%d}`, i))
+		h := github.sign(t, body, "")
+		h.Set("X-GitHub-Delivery", fmt.Sprintf("delivery-%d", i))
+		status, hdr, resp := g.post("/webhooks/github", h, body)
+		if status != 200 {
+			t.Fatalf("event %d: %d %q", i, status, resp)
+		}
+		acked[hdr.Get("Hookgate-Event-Id")] = body
+	}
+	g.kill9()
+
+	up := newRecorder(t, upstreamAddr, nil)
+	g2 := startGateway(t, dir, port, admin)
+	waitFor(t, "every acknowledged event", 30*time.Second, func() bool {
+		got := up.byEvent()
+		for id := range acked {
+			if len(got[id]) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	for id, reqs := range up.byEvent() {
+		if want, ok := acked[id]; ok && !bytes.Equal(reqs[0].Body, want) {
+			t.Errorf("event %s: body changed across the crash", id)
+		}
+	}
+	// A provider retry after the restart is still recognised.
+	body := acked[firstKey(acked)]
+	h := github.sign(t, body, "")
+	h.Set("X-GitHub-Delivery", "delivery-0")
+	if _, hdr, _ := g2.post("/webhooks/github", h, []byte(`{"action":"opened","number":0}`)); hdr.Get("Hookgate-Duplicate") != "true" {
+		t.Errorf("retry after restart not deduplicated: %v", hdr)
+	}
+}
+
+func firstKey(m map[string][]byte) string {
+	for k := range m {
+		return k
+	}
+	return ""
+}
+
+func TestReload(t *testing.T) {
+	up := newRecorder(t, "", nil)
+	passthrough := newRecorder(t, "", nil)
+	dir, port, admin := newGatewayDir(t, routesFor(up.addr), passthrough.addr)
+	g := startGateway(t, dir, port, admin)
+	github := newSigner(t, "github", "gh-e2e-secret")
+	send := func(delivery string) (int, string) {
+		body := []byte(fmt.Sprintf(`{"delivery":%q}`, delivery))
+		h := github.sign(t, body, "")
+		h.Set("X-GitHub-Delivery", delivery)
+		status, hdr, _ := g.post("/webhooks/github", h, body)
+		return status, hdr.Get("Hookgate-Event-Id")
+	}
+	caddyfile := readFile(t, filepath.Join(dir, "Caddyfile"))
+
+	// A broken routes.yaml is refused with file:line: reason, and the old
+	// configuration keeps serving.
+	writeFile(t, filepath.Join(dir, "routes.yaml"), routesFor(up.addr)+"    bogus_key: 1\n")
+	status, resp := g.load(caddyfile)
+	if status == 200 || !strings.Contains(resp, "routes.yaml:23:5: source github: unknown key \\\"bogus_key\\\"") {
+		t.Fatalf("broken reload: %d %s", status, resp)
+	}
+	if status, id := send("after-bad-reload"); status != 200 {
+		t.Fatalf("old config stopped serving: %d", status)
+	} else {
+		waitFor(t, "delivery after the refused reload", 20*time.Second, func() bool { return len(up.byEvent()[id]) == 1 })
+	}
+
+	// A good reload shares the open store: dedup state carries over and
+	// delivery continues, now to the new upstream.
+	up2 := newRecorder(t, "", nil)
+	writeFile(t, filepath.Join(dir, "routes.yaml"), routesFor(up2.addr))
+	if status, resp := g.load(caddyfile); status != 200 {
+		t.Fatalf("good reload: %d %s", status, resp)
+	}
+	if status, _ := send("after-bad-reload"); status != 200 {
+		t.Fatalf("duplicate after reload: %d", status)
+	}
+	status, id := send("after-good-reload")
+	if status != 200 {
+		t.Fatalf("after reload: %d", status)
+	}
+	waitFor(t, "delivery to the new upstream", 20*time.Second, func() bool { return len(up2.byEvent()[id]) == 1 })
+	if n := len(up2.all()) + len(up.all()); n != 2 {
+		t.Fatalf("%d deliveries in all, want 2 (the duplicate adds none)", n)
+	}
+	if strings.Contains(g.log.String(), "locked by another process") {
+		t.Fatal("reload tried to open the store twice")
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
