@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -34,6 +35,16 @@ sources:
     path: /webhooks/github
     provider: github
     secrets: ["gh-e2e-secret"]
+    default: [legacy]
+  svix:
+    path: /webhooks/svix
+    provider: svix
+    secrets: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]
+    default: [legacy]
+  standard:
+    path: /webhooks/standard
+    provider: standard-webhooks
+    secrets: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]
     default: [legacy]
 `, upstream)
 }
@@ -243,19 +254,12 @@ func TestAckedEventsSurviveKill9(t *testing.T) {
 		}
 	}
 	// A provider retry after the restart is still recognised.
-	body := acked[firstKey(acked)]
+	body := []byte(`{"action":"opened","number":0}`)
 	h := github.sign(t, body, "")
 	h.Set("X-GitHub-Delivery", "delivery-0")
-	if _, hdr, _ := g2.post("/webhooks/github", h, []byte(`{"action":"opened","number":0}`)); hdr.Get("Hookgate-Duplicate") != "true" {
-		t.Errorf("retry after restart not deduplicated: %v", hdr)
+	if status, hdr, _ := g2.post("/webhooks/github", h, body); status != 200 || hdr.Get("Hookgate-Duplicate") != "true" {
+		t.Errorf("retry after restart not deduplicated: %d %v", status, hdr)
 	}
-}
-
-func firstKey(m map[string][]byte) string {
-	for k := range m {
-		return k
-	}
-	return ""
 }
 
 func TestReload(t *testing.T) {
@@ -277,7 +281,7 @@ func TestReload(t *testing.T) {
 	// configuration keeps serving.
 	writeFile(t, filepath.Join(dir, "routes.yaml"), routesFor(up.addr)+"    bogus_key: 1\n")
 	status, resp := g.load(caddyfile)
-	if status == 200 || !strings.Contains(resp, "routes.yaml:23:5: source github: unknown key \\\"bogus_key\\\"") {
+	if status == 200 || !strings.Contains(resp, "routes.yaml:33:5: source standard: unknown key \\\"bogus_key\\\"") {
 		t.Fatalf("broken reload: %d %s", status, resp)
 	}
 	if status, id := send("after-bad-reload"); status != 200 {
@@ -316,4 +320,23 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+func TestSendCommand(t *testing.T) {
+	up := newRecorder(t, "", nil)
+	passthrough := newRecorder(t, "", nil)
+	dir, port, admin := newGatewayDir(t, routesFor(up.addr), passthrough.addr)
+	g := startGateway(t, dir, port, admin)
+	gatewayURL := fmt.Sprintf("http://127.0.0.1:%d", g.port)
+	for _, source := range []string{"stripe", "github", "svix", "standard"} {
+		out, err := exec.Command(binary, "send", "--routes", filepath.Join(dir, "routes.yaml"), "--source", source, "--gateway", gatewayURL).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "200 OK") {
+			t.Fatalf("send %s: %v\n%s", source, err, out)
+		}
+	}
+	waitFor(t, "four deliveries", 20*time.Second, func() bool { return len(up.all()) == 4 })
+	out, err := exec.Command(binary, "send", "--provider", "github", "--secret", "not-the-secret", "--url", gatewayURL+"/webhooks/github").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "401") {
+		t.Fatalf("send with a wrong secret: %v\n%s", err, out)
+	}
 }

@@ -203,6 +203,8 @@ func (g *gateway) post(path string, header http.Header, body []byte) (int, http.
 func (g *gateway) load(caddyfile string) (int, string) {
 	req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d/load", g.adminPort), strings.NewReader(caddyfile))
 	req.Header.Set("Content-Type", "text/caddyfile")
+	// What `caddy reload --force` sends: routes.yaml may change while the Caddyfile does not.
+	req.Header.Set("Cache-Control", "must-revalidate")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		g.t.Fatalf("admin load: %v", err)

@@ -1,0 +1,153 @@
+package caddymodule
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	caddycmd "github.com/caddyserver/caddy/v2/cmd"
+	"github.com/spf13/cobra"
+
+	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/verify"
+)
+
+func init() {
+	caddycmd.RegisterCommand(caddycmd.Command{
+		Name:  "send",
+		Usage: "--provider <name> (--secret <s> --url <url> | --routes <routes.yaml> --source <name>) [--body <file>] [--header 'K: V']",
+		Short: "Sends a correctly signed test event to a running gateway",
+		Long: `
+Signs a sample event (or the body you give) the way the provider does and
+POSTs it, as 'stripe trigger' does for Stripe. The secret and path can come
+from flags or from a source in routes.yaml; --gateway sets the base URL used
+with --routes (default http://localhost:8080).
+
+Exits non-zero unless the gateway answers 2xx.`,
+		CobraFunc: func(cmd *cobra.Command) {
+			cmd.Flags().String("provider", "", "preset name (hookgate providers lists them)")
+			cmd.Flags().String("secret", "", "signing secret")
+			cmd.Flags().String("url", "", "full URL of the webhook endpoint")
+			cmd.Flags().String("routes", "", "routes.yaml to take the secret and path from")
+			cmd.Flags().String("source", "", "source name in routes.yaml")
+			cmd.Flags().String("gateway", "http://localhost:8080", "base URL of the gateway, with --routes")
+			cmd.Flags().String("body", "", "file with the body to send instead of a sample ('-' for stdin)")
+			cmd.Flags().StringArray("header", nil, "extra header 'Name: value' (repeatable)")
+			cmd.RunE = caddycmd.WrapCommandFuncForCobra(cmdSend)
+		},
+	})
+}
+
+func cmdSend(fl caddycmd.Flags) (int, error) {
+	provider, secret, target := fl.String("provider"), fl.String("secret"), fl.String("url")
+	if routes := fl.String("routes"); routes != "" {
+		src, err := sourceFromRoutes(routes, fl.String("source"))
+		if err != nil {
+			return caddy.ExitCodeFailedStartup, err
+		}
+		if provider == "" {
+			provider = src.Provider
+		}
+		if secret == "" {
+			secret = src.Secrets[0]
+		}
+		if target == "" {
+			target = strings.TrimSuffix(fl.String("gateway"), "/") + src.Path
+		}
+	}
+	if provider == "" || secret == "" || target == "" {
+		return caddy.ExitCodeFailedStartup, fmt.Errorf("need --provider, --secret and --url (or --routes and --source)")
+	}
+	preset, ok := verify.Lookup(provider)
+	if !ok {
+		return caddy.ExitCodeFailedStartup, fmt.Errorf("unknown provider %q (close: %s)", provider, strings.Join(verify.Suggest(provider), ", "))
+	}
+	now := time.Now()
+	sample, err := verify.SampleEvent(preset.Name, now)
+	if err != nil {
+		return caddy.ExitCodeFailedStartup, err
+	}
+	if path := fl.String("body"); path != "" {
+		var body []byte
+		if path == "-" {
+			body, err = io.ReadAll(os.Stdin)
+		} else {
+			body, err = os.ReadFile(path)
+		}
+		if err != nil {
+			return caddy.ExitCodeFailedStartup, fmt.Errorf("reading body: %w", err)
+		}
+		sample.Body = body
+	}
+	scheme, err := verify.NewHMAC(preset.Spec, []string{secret})
+	if err != nil {
+		return caddy.ExitCodeFailedStartup, err
+	}
+	signed, err := scheme.Sign(secret, verify.Message{Body: sample.Body, Method: http.MethodPost, URL: target, ID: sample.ID, Time: now})
+	if err != nil {
+		return caddy.ExitCodeFailedStartup, err
+	}
+	req, err := http.NewRequest(http.MethodPost, target, bytes.NewReader(sample.Body))
+	if err != nil {
+		return caddy.ExitCodeFailedStartup, err
+	}
+	for _, h := range []http.Header{sample.Header, signed} {
+		for k, v := range h {
+			req.Header[k] = v
+		}
+	}
+	extra, err := fl.GetStringArray("header")
+	if err != nil {
+		return caddy.ExitCodeFailedStartup, err
+	}
+	for _, h := range extra {
+		name, value, ok := strings.Cut(h, ":")
+		if !ok {
+			return caddy.ExitCodeFailedStartup, fmt.Errorf("header %q: want 'Name: value'", h)
+		}
+		req.Header.Set(strings.TrimSpace(name), strings.TrimSpace(value))
+	}
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		return caddy.ExitCodeFailedStartup, err
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	fmt.Printf("%s %s\n", resp.Proto, resp.Status)
+	for _, h := range []string{"Hookgate-Event-Id", "Hookgate-Duplicate"} {
+		if v := resp.Header.Get(h); v != "" {
+			fmt.Printf("%s: %s\n", h, v)
+		}
+	}
+	fmt.Printf("\n%s", answer)
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return 1, fmt.Errorf("gateway answered %s", resp.Status)
+	}
+	return caddy.ExitCodeSuccess, nil
+}
+
+func sourceFromRoutes(path, name string) (*config.Source, error) {
+	repl := caddy.NewReplacer()
+	cfg, err := config.Load(path, config.Options{
+		Expand: func(s string) (string, error) { return repl.ReplaceOrErr(s, false, true) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, s := range cfg.Sources {
+		if s.Name == name {
+			if s.Provider == "" {
+				return nil, fmt.Errorf("source %s uses a declarative scheme; send needs a preset", name)
+			}
+			return s, nil
+		}
+		names = append(names, s.Name)
+	}
+	return nil, fmt.Errorf("no source %q in %s (sources: %s)", name, path, strings.Join(names, ", "))
+}
