@@ -102,6 +102,23 @@ func (e *Engine) Activate(owner any, upstreams map[string]Upstream) {
 	e.removeGeneration(owner)
 	e.generations = append(e.generations, generation{owner: owner, upstreams: upstreams})
 	e.apply()
+	e.warnOrphans(upstreams)
+}
+
+// warnOrphans logs pending work for upstreams the configuration no longer
+// names: it stays queued, and resumes if the upstream comes back.
+func (e *Engine) warnOrphans(upstreams map[string]Upstream) {
+	queued, err := e.store.QueuedUpstreams()
+	if err != nil {
+		e.log.Error("listing queued upstreams", zap.Error(err))
+		return
+	}
+	for _, name := range queued {
+		if _, ok := upstreams[name]; !ok {
+			e.log.Warn("pending deliveries wait for an upstream the configuration does not define",
+				zap.String("upstream", name))
+		}
+	}
 }
 
 // Deactivate withdraws owner's configuration.

@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
 	"github.com/hookgate/hookgate/internal/store"
 )
 
@@ -376,5 +379,18 @@ func TestJoinPath(t *testing.T) {
 		if got := joinPath(c[0], c[1]); got != c[2] {
 			t.Errorf("joinPath(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
 		}
+	}
+}
+
+func TestWarnsAboutWorkForUnknownUpstreams(t *testing.T) {
+	s := openStore(t, "")
+	ingest(t, s, "x", "retired")
+	core, logs := observer.New(zap.WarnLevel)
+	e := New(s, Options{Logger: zap.New(core)})
+	defer e.Stop()
+	e.Activate("cfg", map[string]Upstream{})
+	found := logs.FilterField(zap.String("upstream", "retired")).Len()
+	if found != 1 {
+		t.Fatalf("%d warnings about the retired upstream, want 1: %v", found, logs.All())
 	}
 }

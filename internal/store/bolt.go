@@ -551,13 +551,13 @@ func (s *Bolt) Event(id ID) (*EventRecord, error) {
 	return rec, nil
 }
 
-// Upstreams returns the upstream names that have queued deliveries.
-func (s *Bolt) Upstreams() ([]string, error) {
+// QueuedUpstreams implements Store.
+func (s *Bolt) QueuedUpstreams() ([]string, error) {
 	var names []string
 	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketQueue).ForEachBucket(func(k []byte) error {
-			if k, _ := tx.Bucket(bucketQueue).Bucket(k).Cursor().First(); k != nil {
-				names = append(names, string(k))
+		return tx.Bucket(bucketQueue).ForEachBucket(func(name []byte) error {
+			if first, _ := tx.Bucket(bucketQueue).Bucket(name).Cursor().First(); first != nil {
+				names = append(names, string(name))
 			}
 			return nil
 		})

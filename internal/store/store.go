@@ -132,6 +132,8 @@ type Store interface {
 	Record(ctx context.Context, o Outcome) error
 	// Event returns one event with its deliveries and attempts.
 	Event(id ID) (*EventRecord, error)
+	// QueuedUpstreams names the upstreams that have pending deliveries.
+	QueuedUpstreams() ([]string, error)
 	// Close stops writes and releases the store.
 	Close() error
 }
