@@ -84,7 +84,7 @@ func (f bodyFinder) Visit(n *ast.Node) {
 func (p *Program) Match(env *Env) (bool, error) {
 	out, err := expr.Run(p.program, env)
 	if err != nil {
-		return false, err
+		return false, errors.New(firstLine(err.Error()))
 	}
 	b, _ := out.(bool)
 	return b, nil
@@ -94,7 +94,7 @@ func (p *Program) Match(env *Env) (bool, error) {
 func (p *Program) Key(env *Env) (string, error) {
 	out, err := expr.Run(p.program, env)
 	if err != nil {
-		return "", err
+		return "", errors.New(firstLine(err.Error()))
 	}
 	switch v := out.(type) {
 	case nil:

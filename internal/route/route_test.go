@@ -1,0 +1,167 @@
+package route
+
+import (
+	"strings"
+	"testing"
+)
+
+func mustCondition(t *testing.T, src string) *Program {
+	t.Helper()
+	p, err := CompileCondition(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func jsonBody(t *testing.T, s string) any {
+	t.Helper()
+	v, err := ParseBody("application/json", []byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestConditions(t *testing.T) {
+	env := &Env{
+		Body:    jsonBody(t, `{"type":"payment_intent.succeeded","data":{"amount":1500,"tags":["a","b"]},"livemode":true}`),
+		Headers: map[string]string{"x-github-event": "push", "content-type": "application/json"},
+		Query:   map[string]string{"tenant": "acme"},
+		Path:    "/webhooks/stripe", Method: "POST", Source: "stripe",
+	}
+	cases := map[string]bool{
+		`body.type startsWith "payment_intent."`:                    true,
+		`body.type == "invoice.paid"`:                               false,
+		`body.data.amount > 1000`:                                   true,
+		`body.data.amount > 1000 and body.livemode`:                 true,
+		`"b" in body.data.tags`:                                     true,
+		`headers["x-github-event"] == "push"`:                       true,
+		`query.tenant == "acme" && source == "stripe"`:              true,
+		`path endsWith "/stripe" and method == "POST"`:              true,
+		`body.type matches "^payment_intent\\.(succeeded|failed)$"`: true,
+		`body?.missing?.deeper == nil`:                              true,
+	}
+	for src, want := range cases {
+		got, err := mustCondition(t, src).Match(env)
+		if err != nil || got != want {
+			t.Errorf("%s = %v, %v; want %v", src, got, err, want)
+		}
+	}
+}
+
+func TestNeedsBody(t *testing.T) {
+	if !mustCondition(t, `body.type == "x"`).NeedsBody() {
+		t.Error("body.type does not need the body?")
+	}
+	if mustCondition(t, `headers["x-a"] == "1" and path == "/x"`).NeedsBody() {
+		t.Error("a header-only rule claims to need the body")
+	}
+	key, _ := CompileKey(`headers["x-github-delivery"]`)
+	if key.NeedsBody() {
+		t.Error("a header key claims to need the body")
+	}
+}
+
+func TestKeys(t *testing.T) {
+	env := &Env{Body: jsonBody(t, `{"id":"evt_1","seq":12345678901,"n":1.5,"flag":true,"obj":{}}`), Headers: map[string]string{"x-id": "h-1"}}
+	cases := map[string]string{
+		`body.id`:                         "evt_1",
+		`body.seq`:                        "12345678901",
+		`body.n`:                          "1.5",
+		`body.flag`:                       "true",
+		`body.absent`:                     "",
+		`headers["x-id"]`:                 "h-1",
+		`headers["x-nope"]`:               "",
+		`body.id + ":" + headers["x-id"]`: "evt_1:h-1",
+	}
+	for src, want := range cases {
+		p, err := CompileKey(src)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		got, err := p.Key(env)
+		if err != nil || got != want {
+			t.Errorf("%s = %q, %v; want %q", src, got, err, want)
+		}
+	}
+	p, _ := CompileKey(`body.obj`)
+	if _, err := p.Key(env); err == nil {
+		t.Error("an object as key was accepted")
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	for _, src := range []string{`body.type ==`, `path > 5`, `unknownVar == 1`, `len(` + strings.Repeat("1+", 3000) + `1) > 0`} {
+		if _, err := CompileCondition(src); err == nil || !strings.HasPrefix(err.Error(), "invalid expression") {
+			t.Errorf("%.40s: got %v", src, err)
+		}
+	}
+}
+
+func TestParseBody(t *testing.T) {
+	form, err := ParseBody("application/x-www-form-urlencoded; charset=utf-8", []byte("a=1&b=two&a=3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := form.(map[string]any); m["a"] != "1" || m["b"] != "two" {
+		t.Errorf("form: %v", m)
+	}
+	arr, err := ParseBody("", []byte(" \n[1,2]"))
+	if err != nil || len(arr.([]any)) != 2 {
+		t.Errorf("array without content type: %v %v", arr, err)
+	}
+	for _, bad := range []string{"", "plain text", `{"a":`, "id=evt_1", `{"a":1}garbage`} {
+		if _, err := ParseBody("application/json", []byte(bad)); err != ErrUnparseable {
+			t.Errorf("ParseBody(%q): %v, want ErrUnparseable", bad, err)
+		}
+	}
+	if _, err := ParseBody("application/x-www-form-urlencoded", []byte("a=%zz")); err != ErrUnparseable {
+		t.Errorf("bad form escape: %v", err)
+	}
+}
+
+func TestDecide(t *testing.T) {
+	schema, err := CompileSchema("testdata/invoice.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := &Table{
+		Default: []string{"legacy"},
+		Rules: []Rule{
+			{Name: "payments", When: mustCondition(t, `body.type startsWith "payment_intent."`), To: []string{"billing"}},
+			{Name: "big", When: mustCondition(t, `body.data.amount > 1000`), To: []string{"billing", "audit"}},
+			{Name: "invoices", Schema: schema, To: []string{"invoices"}},
+			{Name: "broken", When: mustCondition(t, `body.data.amount / 0 > 1 and int("x") > 0`), To: []string{"never"}},
+		},
+	}
+	cases := []struct {
+		body string
+		want string
+		errs int
+	}{
+		{`{"type":"payment_intent.created","data":{"amount":10}}`, "billing:payments", 1},
+		{`{"type":"payment_intent.created","data":{"amount":5000}}`, "billing:payments audit:big", 1},
+		{`{"type":"invoice.paid","data":{"amount":5}}`, "invoices:invoices", 1},
+		{`{"type":"invoice.paid","data":{"amount":-5}}`, "legacy:default", 0},
+		{`{"type":"customer.created"}`, "legacy:default", 2},
+	}
+	for _, c := range cases {
+		dests, errs := table.Decide(&Env{Body: jsonBody(t, c.body)})
+		var got []string
+		for _, d := range dests {
+			got = append(got, d.Upstream+":"+d.Route)
+		}
+		for _, err := range errs {
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("evaluation error spans lines: %q", err)
+			}
+		}
+		if strings.Join(got, " ") != c.want || len(errs) != c.errs {
+			t.Errorf("%s: %v (errors %v), want %s with %d errors", c.body, got, errs, c.want, c.errs)
+		}
+	}
+	if dests, _ := (&Table{}).Decide(&Env{}); len(dests) != 0 {
+		t.Errorf("no rules, no default: %v", dests)
+	}
+}
