@@ -340,14 +340,6 @@ func (p *parser) integer(n *yaml.Node, what string, min int) int {
 	return v
 }
 
-func (p *parser) boolean(n *yaml.Node, what string) bool {
-	var v bool
-	if n.Kind != yaml.ScalarNode || n.Decode(&v) != nil {
-		p.errorf(n, "%s must be true or false", what)
-	}
-	return v
-}
-
 // path resolves a file name relative to the routes file's folder.
 func (p *parser) path(n *yaml.Node, what string) string {
 	s := p.expanded(n, what)

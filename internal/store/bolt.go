@@ -14,6 +14,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // Bucket layout. Keys are fixed-width and big-endian, so cursors walk them in
@@ -93,7 +94,7 @@ func OpenBolt(path string, opts Options) (*Bolt, error) {
 		// The freelist is rebuilt on open; not syncing it halves commit writes.
 		NoFreelistSync: true,
 	})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("opening store %s: locked by another process (another hookgate using the same storage path?)", path)
 	}
 	if err != nil {
