@@ -62,3 +62,24 @@ func tail(s string, n int) string {
 	}
 	return s[len(s)-n:]
 }
+
+// TestInvalidRoutesRefusedAtStart checks that a bad routes.yaml stops the
+// gateway from starting, with the file, line and reason, and that the store
+// is not created for a configuration that was refused.
+func TestInvalidRoutesRefusedAtStart(t *testing.T) {
+	dir, _, _ := newGatewayDir(t, "upstreams:\n  legacy:\n    url: http://127.0.0.1:1\nsources:\n  s:\n    path: /h\n    provider: github\n    secrets: [x]\n    default: [legacyy]\n", "127.0.0.1:1")
+	cmd := exec.Command(binary, "run", "--config", filepath.Join(dir, "Caddyfile"))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("gateway started with an invalid routes file:\n%s", out)
+	}
+	want := filepath.Join(dir, "routes.yaml") + `:9:14: source s.default: unknown upstream \"legacyy\" (defined: legacy)`
+	if !strings.Contains(string(out), want) {
+		t.Fatalf("output lacks %q:\n%s", want, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "data", "hookgate.db")); !os.IsNotExist(err) {
+		t.Fatalf("store created for a refused configuration: %v", err)
+	}
+}
