@@ -84,7 +84,7 @@ func cmdSend(fl caddycmd.Flags) (int, error) {
 		}
 		sample.Body = body
 	}
-	scheme, err := verify.NewHMAC(preset.Spec, []string{secret})
+	scheme, err := verify.New(preset.Spec, []string{secret})
 	if err != nil {
 		return caddy.ExitCodeFailedStartup, err
 	}

@@ -103,7 +103,7 @@ func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 	if src.Tolerance > 0 {
 		spec.Tolerance = src.Tolerance
 	}
-	scheme, err := verify.NewHMAC(spec, src.Secrets)
+	scheme, err := verify.New(spec, src.Secrets)
 	if err != nil {
 		at := src.SecretsPos
 		if src.Verify != nil && !strings.HasPrefix(err.Error(), "secret") {

@@ -91,7 +91,7 @@ func newHarness(t testing.TB) *harness {
 func sign(t testing.TB, preset, secret string, body []byte) http.Header {
 	t.Helper()
 	p, _ := verify.Lookup(preset)
-	scheme, err := verify.NewHMAC(p.Spec, []string{secret})
+	scheme, err := verify.New(p.Spec, []string{secret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,13 +157,13 @@ func TestRejections(t *testing.T) {
 	good := sign(t, "stripe", "whsec_new", body)
 	stale := func() http.Header {
 		p, _ := verify.Lookup("stripe")
-		s, _ := verify.NewHMAC(p.Spec, []string{"whsec_new"})
+		s, _ := verify.New(p.Spec, []string{"whsec_new"})
 		hdr, _ := s.Sign("whsec_new", verify.Message{Body: body, Time: testNow.Add(-10 * time.Minute)})
 		return hdr
 	}()
 	future := func() http.Header {
 		p, _ := verify.Lookup("stripe")
-		s, _ := verify.NewHMAC(p.Spec, []string{"whsec_new"})
+		s, _ := verify.New(p.Spec, []string{"whsec_new"})
 		hdr, _ := s.Sign("whsec_new", verify.Message{Body: body, Time: testNow.Add(10 * time.Minute)})
 		return hdr
 	}()
@@ -267,7 +267,7 @@ func TestRoutingFanOut(t *testing.T) {
 func TestDeclarativeSourceAndCustomResponse(t *testing.T) {
 	h := newHarness(t)
 	body := []byte(`{"contact":"x"}`)
-	p, err := verify.NewHMAC(verify.Spec{Header: "X-Crm-Signature", Prefix: "sha256=", Content: "{timestamp}.{body}", TimestampHeader: "X-Crm-Timestamp"}, []string{"crm-secret"})
+	p, err := verify.New(verify.Spec{Header: "X-Crm-Signature", Prefix: "sha256=", Content: "{timestamp}.{body}", TimestampHeader: "X-Crm-Timestamp"}, []string{"crm-secret"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +358,7 @@ func BenchmarkIngest(b *testing.B) {
 func BenchmarkVerify(b *testing.B) {
 	body := bytes.Repeat([]byte("x"), 2048)
 	p, _ := verify.Lookup("stripe")
-	scheme, _ := verify.NewHMAC(p.Spec, []string{"whsec_a"})
+	scheme, _ := verify.New(p.Spec, []string{"whsec_a"})
 	hdr, _ := scheme.Sign("whsec_a", verify.Message{Body: body, Time: testNow})
 	req := &verify.Request{Body: body, Header: hdr, Now: testNow}
 	b.SetBytes(int64(len(body)))

@@ -35,13 +35,13 @@ func loadVectors(t *testing.T) []vector {
 	return all
 }
 
-func mustScheme(t *testing.T, preset string, secrets ...string) *HMAC {
+func mustScheme(t *testing.T, preset string, secrets ...string) *Declarative {
 	t.Helper()
 	p, ok := Lookup(preset)
 	if !ok {
 		t.Fatalf("no preset %s", preset)
 	}
-	h, err := NewHMAC(p.Spec, secrets)
+	h, err := New(p.Spec, secrets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestDeclarativeSchemes(t *testing.T) {
 	secret := "0123456789abcdef0123456789abcdef"
 	for name, spec := range specs {
 		t.Run(name, func(t *testing.T) {
-			h, err := NewHMAC(spec, []string{secret})
+			h, err := New(spec, []string{secret})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -268,12 +268,12 @@ func TestSpecErrors(t *testing.T) {
 		if c.spec.SecretEncoding == "whsec" {
 			secret = "whsec_!!!"
 		}
-		_, err := NewHMAC(c.spec, []string{secret})
+		_, err := New(c.spec, []string{secret})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: got %v, want error containing %q", c.spec, err, c.want)
 		}
 	}
-	if _, err := NewHMAC(Spec{Header: "X"}, nil); err == nil {
+	if _, err := New(Spec{Header: "X"}, nil); err == nil {
 		t.Error("no secrets accepted")
 	}
 }
@@ -292,7 +292,7 @@ func FuzzStripeHeader(f *testing.F) {
 	f.Add("t=1700000000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd", []byte(`{"id":"evt_1"}`))
 	f.Add("", []byte{})
 	f.Add("t=,v1=,,,=", []byte("x"))
-	scheme, err := NewHMAC(presets["stripe"].Spec, []string{"whsec_fuzz"})
+	scheme, err := New(presets["stripe"].Spec, []string{"whsec_fuzz"})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -285,7 +285,7 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 
 // signer signs bodies the way a provider does.
 type signer struct {
-	scheme *verify.HMAC
+	scheme *verify.Declarative
 	secret string
 }
 
@@ -295,7 +295,7 @@ func newSigner(t *testing.T, preset, secret string) signer {
 	if !ok {
 		t.Fatalf("no preset %s", preset)
 	}
-	s, err := verify.NewHMAC(p.Spec, []string{secret})
+	s, err := verify.New(p.Spec, []string{secret})
 	if err != nil {
 		t.Fatal(err)
 	}
