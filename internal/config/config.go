@@ -100,7 +100,16 @@ type Source struct {
 	Routes []*Route
 	// Response is what the provider gets for an accepted event.
 	Response Response
-	Pos      Pos
+	// VerifyToken answers Meta's subscription check (hub.verify_token).
+	VerifyToken string
+	// Mode, when "live" or "test", admits only events of that mode.
+	Mode    string
+	ModePos Pos
+	// OtherModeTo routes events of the other mode to these upstreams instead
+	// of refusing them.
+	OtherModeTo    []string
+	OtherModeToPos Pos
+	Pos            Pos
 	// ProviderPos, SecretsPos and DefaultPos locate those keys for later errors.
 	ProviderPos, SecretsPos, DefaultPos Pos
 }
@@ -488,7 +497,17 @@ func (p *parser) source(key, n *yaml.Node) *Source {
 				}
 			}
 		},
-		"tolerance":  func(_, v *yaml.Node) { src.Tolerance = p.duration(v, what+".tolerance") },
+		"tolerance":    func(_, v *yaml.Node) { src.Tolerance = p.duration(v, what+".tolerance") },
+		"verify_token": func(_, v *yaml.Node) { src.VerifyToken = p.expanded(v, what+".verify_token") },
+		"mode": func(_, v *yaml.Node) {
+			src.Mode, src.ModePos = p.str(v, what+".mode"), pos(v)
+			if src.Mode != "live" && src.Mode != "test" {
+				p.errorf(v, "%s.mode must be live or test, got %q", what, src.Mode)
+			}
+		},
+		"other_mode_to": func(_, v *yaml.Node) {
+			src.OtherModeTo, src.OtherModeToPos = p.strList(v, what+".other_mode_to"), pos(v)
+		},
 		"public_url": func(_, v *yaml.Node) { src.PublicURL = p.expanded(v, what+".public_url") },
 		"verify":     func(k, v *yaml.Node) { src.Verify = p.verify(k, v, what+".verify") },
 		"dedup": func(_, v *yaml.Node) {
@@ -620,6 +639,10 @@ func (p *parser) check() {
 		}
 		paths[src.Path] = src.Name
 		p.checkUpstreams(src.Default, src.DefaultPos, "source "+src.Name+".default")
+		p.checkUpstreams(src.OtherModeTo, src.OtherModeToPos, "source "+src.Name+".other_mode_to")
+		if len(src.OtherModeTo) > 0 && src.Mode == "" {
+			p.errs = append(p.errs, p.cfg.Errorf(src.OtherModeToPos, "source %s: other_mode_to needs mode: live or mode: test", src.Name))
+		}
 		for _, r := range src.Routes {
 			p.checkUpstreams(r.To, r.ToPos, "route "+r.Name+".to")
 		}

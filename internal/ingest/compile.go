@@ -23,6 +23,15 @@ type source struct {
 	needsEnv    bool
 	publicURL   string
 	response    config.Response
+
+	secrets            []string
+	verifyToken        string
+	unsignedHandshakes []*verify.Handshake
+	signedHandshakes   []*verify.Handshake
+
+	live        *route.Program // true for a live-mode event; nil when mode is not checked
+	wantLive    bool
+	otherModeTo []string
 }
 
 // Compile builds everything a configuration needs at request time: schemes,
@@ -71,9 +80,11 @@ func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 	if s.dedupWindow == 0 {
 		s.dedupWindow = cfg.Storage.Retention
 	}
-	var spec verify.Spec
 	dedupKey := src.Dedup.Key
 	dedupPos := src.Dedup.KeyPos
+	var scheme verify.Scheme
+	var err error
+	liveExpr := ""
 	if src.Provider != "" {
 		preset, ok := verify.Lookup(src.Provider)
 		if !ok {
@@ -83,14 +94,34 @@ func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 			}
 			return nil, cfg.Errorf(src.ProviderPos, "source %s: unknown provider %q%s (hookgate providers lists them)", src.Name, src.Provider, hint)
 		}
-		spec = preset.Spec
 		if dedupKey == "" {
 			dedupKey = preset.DedupKey
 			dedupPos = src.ProviderPos
 		}
+		scheme, err = preset.Compile(src.Secrets, verify.Options{Tolerance: src.Tolerance})
+		if err != nil {
+			return nil, cfg.Errorf(src.SecretsPos, "source %s: %v", src.Name, err)
+		}
+		for _, h := range preset.Handshakes {
+			if h.Unsigned {
+				s.unsignedHandshakes = append(s.unsignedHandshakes, h)
+			} else {
+				s.signedHandshakes = append(s.signedHandshakes, h)
+			}
+		}
+		if s.response.Body == "" && preset.Response != "" {
+			s.response.Body = preset.Response
+		}
+		liveExpr = preset.Live
+		if src.Mode != "" && liveExpr == "" {
+			return nil, cfg.Errorf(src.ModePos, "source %s: provider %s does not mark test and live events, so mode cannot be checked", src.Name, preset.Name)
+		}
 	} else {
+		if src.Mode != "" {
+			return nil, cfg.Errorf(src.ModePos, "source %s: mode needs a provider preset that marks test and live events", src.Name)
+		}
 		v := src.Verify
-		spec = verify.Spec{
+		spec := verify.Spec{
 			Algorithm: v.Algorithm, Header: v.Header, Prefix: v.Prefix, Separator: v.Separator,
 			SignatureKey: v.SignatureKey, TimestampKey: v.TimestampKey, PairSeparator: v.PairSeparator,
 			Encoding: v.Encoding, Content: v.Content, TimestampHeader: v.TimestampHeader,
@@ -99,19 +130,28 @@ func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 		if spec.TimestampHeader != "" || spec.TimestampKey != "" {
 			spec.Tolerance = 5 * time.Minute
 		}
-	}
-	if src.Tolerance > 0 {
-		spec.Tolerance = src.Tolerance
-	}
-	scheme, err := verify.New(spec, src.Secrets)
-	if err != nil {
-		at := src.SecretsPos
-		if src.Verify != nil && !strings.HasPrefix(err.Error(), "secret") {
-			at = src.Verify.Pos
+		if src.Tolerance > 0 {
+			spec.Tolerance = src.Tolerance
 		}
-		return nil, cfg.Errorf(at, "source %s: %v", src.Name, err)
+		scheme, err = verify.New(spec, src.Secrets)
+		if err != nil {
+			at := src.SecretsPos
+			if !strings.HasPrefix(err.Error(), "secret") {
+				at = src.Verify.Pos
+			}
+			return nil, cfg.Errorf(at, "source %s: %v", src.Name, err)
+		}
 	}
 	s.scheme = scheme
+	s.secrets = src.Secrets
+	s.verifyToken = src.VerifyToken
+	if src.Mode != "" {
+		prog, err := route.CompileCondition(liveExpr)
+		if err != nil {
+			return nil, cfg.Errorf(src.ModePos, "source %s: live-mode expression: %v", src.Name, err)
+		}
+		s.live, s.wantLive, s.otherModeTo = prog, src.Mode == "live", src.OtherModeTo
+	}
 	if dedupKey != "" && !src.Dedup.Disabled {
 		prog, err := route.CompileKey(dedupKey)
 		if err != nil {
@@ -141,7 +181,7 @@ func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 		}
 		s.table.Rules = append(s.table.Rules, rule)
 	}
-	s.needsBody = s.table.NeedsBody() || (s.dedup != nil && s.dedup.NeedsBody())
-	s.needsEnv = len(s.table.Rules) > 0 || s.dedup != nil
+	s.needsBody = s.table.NeedsBody() || (s.dedup != nil && s.dedup.NeedsBody()) || (s.live != nil && s.live.NeedsBody())
+	s.needsEnv = len(s.table.Rules) > 0 || s.dedup != nil || s.live != nil
 	return s, nil
 }

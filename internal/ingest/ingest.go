@@ -64,9 +64,9 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		plain(w, http.StatusMethodNotAllowed, "method not allowed")
+	// GET only ever carries a handshake (Meta, Okta); anything else must POST.
+	if r.Method != http.MethodPost && (r.Method != http.MethodGet || !src.hasHandshakes()) {
+		methodNotAllowed(w)
 		return
 	}
 	if r.ContentLength > p.maxBody {
@@ -86,11 +86,26 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.reject(src, "body_read", err)
 		return
 	}
+	if r.Method == http.MethodGet && len(body) > 0 {
+		plain(w, http.StatusBadRequest, "a GET carries no body")
+		return
+	}
+	if src.answerHandshake(w, r, body, src.unsignedHandshakes) {
+		return
+	}
 	now := p.now()
 	vr := verify.Request{Body: body, Header: r.Header, Method: r.Method, URL: src.requestURL(r), Now: now}
 	if err := src.scheme.Verify(&vr); err != nil {
 		plain(w, http.StatusUnauthorized, "unauthorized")
 		p.reject(src, verify.Reason(err), nil)
+		return
+	}
+	if src.answerHandshake(w, r, body, src.signedHandshakes) {
+		p.log.Debug("handshake answered", zap.String("source", src.name))
+		return
+	}
+	if r.Method != http.MethodPost {
+		methodNotAllowed(w)
 		return
 	}
 
@@ -131,14 +146,34 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ne.Event.DedupKey = key
 		}
 	}
+	otherMode := false
+	if src.live != nil {
+		live, err := src.live.Match(env)
+		if err != nil {
+			p.log.Warn("live-mode expression failed", zap.String("source", src.name), zap.Error(err))
+		}
+		if live != src.wantLive {
+			if len(src.otherModeTo) == 0 {
+				plain(w, http.StatusUnauthorized, "unauthorized")
+				p.reject(src, "wrong_mode", nil)
+				return
+			}
+			otherMode = true
+		}
+	}
 	dests := []route.Destination(nil)
-	if env != nil {
+	switch {
+	case otherMode:
+		for _, u := range src.otherModeTo {
+			dests = append(dests, route.Destination{Upstream: u, Route: "other_mode"})
+		}
+	case env != nil:
 		var errs []error
 		dests, errs = src.table.Decide(env)
 		for _, err := range errs {
 			p.log.Warn("route expression failed; treated as no match", zap.String("source", src.name), zap.Error(err))
 		}
-	} else {
+	default:
 		dests, _ = src.table.Decide(&route.Env{})
 	}
 	for _, d := range dests {
@@ -179,6 +214,41 @@ func readBody(body io.Reader, contentLength int64) ([]byte, error) {
 		return nil, err
 	}
 	return buf, nil
+}
+
+func methodNotAllowed(w http.ResponseWriter) {
+	w.Header().Set("Allow", http.MethodPost)
+	plain(w, http.StatusMethodNotAllowed, "method not allowed")
+}
+
+func (s *source) hasHandshakes() bool {
+	return len(s.unsignedHandshakes)+len(s.signedHandshakes) > 0
+}
+
+// answerHandshake answers the request if it is one of the handshakes.
+func (s *source) answerHandshake(w http.ResponseWriter, r *http.Request, body []byte, handshakes []*verify.Handshake) bool {
+	if len(handshakes) == 0 {
+		return false
+	}
+	hr := &verify.HandshakeRequest{
+		Method: r.Method, Header: r.Header, Query: r.URL.Query(), Body: body,
+		Secrets: s.secrets, VerifyToken: s.verifyToken,
+	}
+	for _, h := range handshakes {
+		resp, ok := h.Answer(hr)
+		if !ok {
+			continue
+		}
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.Header().Set("Content-Type", resp.ContentType)
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(resp.Status)
+		w.Write(resp.Body)
+		return true
+	}
+	return false
 }
 
 func (p *Pipeline) reject(src *source, reason string, err error) {

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -10,22 +11,62 @@ import (
 type Preset struct {
 	// Name is the word used as `provider:` in routes.yaml.
 	Name string `json:"name"`
-	// Description says which provider and product the preset is for.
+	// Description names the provider and summarises its scheme.
 	Description string `json:"description"`
-	// Spec is the signature scheme.
+	// Spec is the declarative scheme; Build replaces it for bespoke schemes.
 	Spec Spec `json:"scheme"`
+	// Build makes a bespoke scheme from the source's secrets and options.
+	Build func(secrets []string, opts Options) (Scheme, error) `json:"-"`
+	// Bespoke describes what Build checks, for listings.
+	Bespoke string `json:"bespoke,omitempty"`
 	// DedupKey is an expression producing the provider's event id.
-	DedupKey string `json:"dedup_key"`
+	DedupKey string `json:"dedup_key,omitempty"`
+	// Handshakes are the endpoint checks the provider makes.
+	Handshakes []*Handshake `json:"handshakes,omitempty"`
+	// Live is an expression that is true for a live-mode event and false for
+	// a test-mode one; empty when the provider does not mark them.
+	Live string `json:"live,omitempty"`
+	// Response is the body the provider expects for an accepted event, if any.
+	Response string `json:"response,omitempty"`
+	// KeyKind says what `secrets` hold: a shared secret (default), a public
+	// key, or a token.
+	KeyKind string `json:"key_kind,omitempty"`
+	// Docs is the provider's documentation of the scheme.
+	Docs string `json:"docs,omitempty"`
+}
+
+// Options are per-source settings a scheme may use.
+type Options struct {
+	// Tolerance overrides the preset's timestamp tolerance when non-zero.
+	Tolerance time.Duration
+}
+
+// Compile builds the preset's scheme for a source.
+func (p Preset) Compile(secrets []string, opts Options) (Scheme, error) {
+	if p.Build != nil {
+		return p.Build(secrets, opts)
+	}
+	spec := p.Spec
+	if opts.Tolerance > 0 {
+		spec.Tolerance = opts.Tolerance
+	}
+	return New(spec, secrets)
+}
+
+// Signer is a scheme that can also sign, for `hookgate send` and tests.
+type Signer interface {
+	Scheme
+	Sign(key string, msg Message) (http.Header, error)
 }
 
 // standardWebhooks builds the Standard Webhooks scheme with a header prefix
 // ("webhook" or "svix"): id.timestamp.body, HMAC-SHA256, base64, whsec_ keys.
-func standardWebhooks(name, description, prefix string) Preset {
+func standardWebhooks(name, description, prefix, docs string) Preset {
 	return Preset{
 		Name:        name,
 		Description: description,
 		Spec: Spec{
-			Algorithm:       "sha256",
+			Algorithm:       "hmac-sha256",
 			Header:          prefix + "-signature",
 			Separator:       " ",
 			Prefix:          "v1,",
@@ -37,38 +78,51 @@ func standardWebhooks(name, description, prefix string) Preset {
 			Tolerance:       5 * time.Minute,
 		},
 		DedupKey: `headers["` + prefix + `-id"]`,
+		Docs:     docs,
 	}
 }
 
-var presets = map[string]Preset{
-	"stripe": {
-		Name:        "stripe",
-		Description: "Stripe: Stripe-Signature t=…,v1=… over timestamp.body, HMAC-SHA256 hex; the whole whsec_ string is the key",
-		Spec: Spec{
-			Algorithm:    "sha256",
-			Header:       "Stripe-Signature",
-			SignatureKey: "v1",
-			TimestampKey: "t",
-			Encoding:     "hex",
-			Content:      "{timestamp}.{body}",
-			Tolerance:    5 * time.Minute,
+var presets = map[string]Preset{}
+
+func register(ps ...Preset) {
+	for _, p := range ps {
+		if _, dup := presets[p.Name]; dup {
+			panic("preset registered twice: " + p.Name)
+		}
+		presets[p.Name] = p
+	}
+}
+
+func init() {
+	register(
+		Preset{
+			Name:        "stripe",
+			Description: "Stripe: Stripe-Signature t=…,v1=… over timestamp.body, HMAC-SHA256 hex; the whole whsec_ string is the key",
+			Spec: Spec{
+				Algorithm:    "hmac-sha256",
+				Header:       "Stripe-Signature",
+				SignatureKey: "v1",
+				TimestampKey: "t",
+				Encoding:     "hex",
+				Content:      "{timestamp}.{body}",
+				Tolerance:    5 * time.Minute,
+			},
+			DedupKey: "body.id",
+			Live:     "body.livemode == true",
+			Docs:     "https://docs.stripe.com/webhooks#verify-manually",
 		},
-		DedupKey: "body.id",
-	},
-	"github": {
-		Name:        "github",
-		Description: "GitHub: X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex",
-		Spec: Spec{
-			Algorithm: "sha256",
-			Header:    "X-Hub-Signature-256",
-			Prefix:    "sha256=",
-			Encoding:  "hex",
-			Content:   "{body}",
+		Preset{
+			Name:        "github",
+			Description: "GitHub: X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex",
+			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-Hub-Signature-256", Prefix: "sha256=", Encoding: "hex"},
+			DedupKey:    `headers["x-github-delivery"]`,
+			Docs:        "https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries",
 		},
-		DedupKey: `headers["x-github-delivery"]`,
-	},
-	"standard-webhooks": standardWebhooks("standard-webhooks", "Standard Webhooks: webhook-id/-timestamp/-signature v1,… over id.timestamp.body, HMAC-SHA256 base64", "webhook"),
-	"svix":              standardWebhooks("svix", "Svix: svix-id/-timestamp/-signature v1,… over id.timestamp.body, HMAC-SHA256 base64", "svix"),
+		standardWebhooks("standard-webhooks", "Standard Webhooks: webhook-id/-timestamp/-signature v1,… over id.timestamp.body, HMAC-SHA256 base64, whsec_ key", "webhook",
+			"https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md"),
+		standardWebhooks("svix", "Svix: svix-id/-timestamp/-signature v1,… over id.timestamp.body, HMAC-SHA256 base64, whsec_ key", "svix",
+			"https://docs.svix.com/receiving/verifying-payloads/how-manual"),
+	)
 }
 
 // Lookup returns the preset with that name.

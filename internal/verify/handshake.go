@@ -1,0 +1,167 @@
+package verify
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/url"
+)
+
+// HandshakeRequest is what a handshake looks at.
+type HandshakeRequest struct {
+	Method string
+	Header http.Header
+	Query  url.Values
+	Body   []byte
+	// Secrets are the source's configured secrets.
+	Secrets []string
+	// VerifyToken is the source's verify_token, for Meta's subscription check.
+	VerifyToken string
+}
+
+// HandshakeResponse is the synchronous answer a provider requires.
+type HandshakeResponse struct {
+	Status      int
+	ContentType string
+	Body        []byte
+	Header      http.Header
+}
+
+// Handshake answers a provider's endpoint check. It is never stored or
+// delivered as an event.
+type Handshake struct {
+	// Name identifies the handshake in `hookgate providers`.
+	Name string `json:"name"`
+	// Unsigned handshakes arrive without a signature and are answered before
+	// verification; the rest are answered only once the signature verifies.
+	Unsigned bool `json:"unsigned,omitempty"`
+	// Answer returns the response when the request is this handshake.
+	Answer func(r *HandshakeRequest) (*HandshakeResponse, bool) `json:"-"`
+}
+
+// maxChallenge bounds an echoed challenge, so a handshake cannot be used to
+// reflect large content.
+const maxChallenge = 1024
+
+func plainText(s string) *HandshakeResponse {
+	return &HandshakeResponse{Status: http.StatusOK, ContentType: "text/plain; charset=utf-8", Body: []byte(s)}
+}
+
+func jsonResponse(v any) *HandshakeResponse {
+	b, _ := json.Marshal(v)
+	return &HandshakeResponse{Status: http.StatusOK, ContentType: "application/json", Body: b}
+}
+
+// jsonFields decodes the top-level object of a body, or nil.
+func jsonFields(body []byte) map[string]json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return nil
+	}
+	return m
+}
+
+func jsonString(raw json.RawMessage) (string, bool) {
+	var s string
+	if raw == nil || json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+var (
+	// Slack Events API: {"type":"url_verification","challenge":"…"}.
+	slackURLVerification = &Handshake{Name: "slack url_verification", Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+		m := jsonFields(r.Body)
+		if t, _ := jsonString(m["type"]); t != "url_verification" {
+			return nil, false
+		}
+		challenge, ok := jsonString(m["challenge"])
+		if !ok || len(challenge) > maxChallenge {
+			return nil, false
+		}
+		return plainText(challenge), true
+	}}
+
+	// Zoom: {"event":"endpoint.url_validation","payload":{"plainToken":"…"}}
+	// answered with the token and its HMAC-SHA256 under the secret token.
+	zoomURLValidation = &Handshake{Name: "zoom endpoint.url_validation", Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+		m := jsonFields(r.Body)
+		if e, _ := jsonString(m["event"]); e != "endpoint.url_validation" || len(r.Secrets) == 0 {
+			return nil, false
+		}
+		var payload struct {
+			PlainToken string `json:"plainToken"`
+		}
+		if json.Unmarshal(m["payload"], &payload) != nil || payload.PlainToken == "" || len(payload.PlainToken) > maxChallenge {
+			return nil, false
+		}
+		mac := hmac.New(sha256.New, []byte(r.Secrets[0]))
+		mac.Write([]byte(payload.PlainToken))
+		return jsonResponse(map[string]string{
+			"plainToken":     payload.PlainToken,
+			"encryptedToken": hex.EncodeToString(mac.Sum(nil)),
+		}), true
+	}}
+
+	// Twitch EventSub: a webhook_callback_verification message, answered
+	// with the raw challenge.
+	twitchCallbackVerification = &Handshake{Name: "twitch webhook_callback_verification", Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+		if r.Header.Get("Twitch-Eventsub-Message-Type") != "webhook_callback_verification" {
+			return nil, false
+		}
+		challenge, ok := jsonString(jsonFields(r.Body)["challenge"])
+		if !ok || len(challenge) > maxChallenge {
+			return nil, false
+		}
+		return plainText(challenge), true
+	}}
+
+	// Discord interactions: a PING (type 1) is answered with a PONG.
+	discordPing = &Handshake{Name: "discord ping", Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+		var t int
+		if json.Unmarshal(jsonFields(r.Body)["type"], &t) != nil || t != 1 {
+			return nil, false
+		}
+		return jsonResponse(map[string]int{"type": 1}), true
+	}}
+
+	// Meta (Facebook, Instagram, WhatsApp): GET ?hub.mode=subscribe&
+	// hub.verify_token=…&hub.challenge=…, answered with the challenge when the
+	// verify token is the configured one.
+	metaSubscribe = &Handshake{Name: "meta hub.challenge", Unsigned: true, Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+		if r.Method != http.MethodGet || r.Query.Get("hub.mode") != "subscribe" {
+			return nil, false
+		}
+		challenge := r.Query.Get("hub.challenge")
+		if r.VerifyToken == "" || len(challenge) > maxChallenge ||
+			subtle.ConstantTimeCompare([]byte(r.Query.Get("hub.verify_token")), []byte(r.VerifyToken)) != 1 {
+			return &HandshakeResponse{Status: http.StatusForbidden, ContentType: "text/plain; charset=utf-8", Body: []byte("forbidden")}, true
+		}
+		return plainText(challenge), true
+	}}
+
+	// Microsoft Graph: a POST with ?validationToken=… is answered with the
+	// token as plain text within ten seconds.
+	graphValidation = &Handshake{Name: "microsoft graph validationToken", Unsigned: true, Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+		token := r.Query.Get("validationToken")
+		if token == "" || len(token) > maxChallenge {
+			return nil, false
+		}
+		return plainText(token), true
+	}}
+
+	// Okta event hooks: a one-time GET carrying x-okta-verification-challenge,
+	// answered with {"verification": challenge}. Okta sends the configured
+	// Authorization header with it, so it is answered after verification.
+	oktaVerification = &Handshake{Name: "okta one-time verification", Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+		challenge := r.Header.Get("X-Okta-Verification-Challenge")
+		if r.Method != http.MethodGet || challenge == "" || len(challenge) > maxChallenge {
+			return nil, false
+		}
+		return jsonResponse(map[string]string{"verification": challenge}), true
+	}}
+)
