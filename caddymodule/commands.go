@@ -2,11 +2,13 @@ package caddymodule
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -18,6 +20,20 @@ import (
 )
 
 func init() {
+	caddycmd.RegisterCommand(caddycmd.Command{
+		Name:  "providers",
+		Usage: "[--json | --markdown]",
+		Short: "Lists the provider presets",
+		Long: `
+Lists every preset usable as 'provider:' in routes.yaml, one per line: name,
+signature headers, scheme, dedup key and handshakes. --json prints the full
+definitions; --markdown prints the table kept in docs/providers.md.`,
+		CobraFunc: func(cmd *cobra.Command) {
+			cmd.Flags().Bool("json", false, "print JSON")
+			cmd.Flags().Bool("markdown", false, "print the Markdown table of docs/providers.md")
+			cmd.RunE = caddycmd.WrapCommandFuncForCobra(cmdProviders)
+		},
+	})
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "send",
 		Usage: "--provider <name> (--secret <s> --url <url> | --routes <routes.yaml> --source <name>) [--body <file>] [--header 'K: V']",
@@ -41,6 +57,36 @@ Exits non-zero unless the gateway answers 2xx.`,
 			cmd.RunE = caddycmd.WrapCommandFuncForCobra(cmdSend)
 		},
 	})
+}
+
+func cmdProviders(fl caddycmd.Flags) (int, error) {
+	presets := verify.Presets()
+	switch {
+	case fl.Bool("json"):
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(presets); err != nil {
+			return caddy.ExitCodeFailedStartup, err
+		}
+	case fl.Bool("markdown"):
+		fmt.Print(verify.MarkdownTable())
+	default:
+		w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(w, "NAME\tHEADERS\tSCHEME\tDEDUP KEY\tHANDSHAKES")
+		for _, p := range presets {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", p.Name, strings.Join(p.Headers(), ", "), p.Summary(),
+				orDash(p.DedupKey), orDash(strings.Join(p.HandshakeNames(), ", ")))
+		}
+		w.Flush()
+	}
+	return caddy.ExitCodeSuccess, nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func cmdSend(fl caddycmd.Flags) (int, error) {

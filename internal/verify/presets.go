@@ -19,6 +19,8 @@ type Preset struct {
 	Build func(secrets []string, opts Options) (Scheme, error) `json:"-"`
 	// Bespoke describes what Build checks, for listings.
 	Bespoke string `json:"bespoke,omitempty"`
+	// BespokeHeaders names the headers a bespoke scheme reads.
+	BespokeHeaders []string `json:"bespoke_headers,omitempty"`
 	// DedupKey is an expression producing the provider's event id.
 	DedupKey string `json:"dedup_key,omitempty"`
 	// Handshakes are the endpoint checks the provider makes.

@@ -1,0 +1,367 @@
+package verify
+
+import (
+	"crypto/hmac"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Schemes whose signed content is not a template over the request: they
+// read form fields, JSON fields or the URL. Each still checks the signature
+// over bytes taken from the raw request, compared in constant time.
+
+// twilio signs the full URL followed by every POST parameter, sorted by
+// name, as name+value; HMAC-SHA1, base64, X-Twilio-Signature. JSON bodies
+// are signed through a bodySHA256 query parameter instead. Like Twilio's own
+// SDKs it accepts the URL with and without the default port.
+type twilio struct{ secrets [][]byte }
+
+func newTwilio(secrets []string, _ Options) (Scheme, error) {
+	if len(secrets) == 0 {
+		return nil, fmt.Errorf("no secrets")
+	}
+	t := &twilio{}
+	for _, s := range secrets {
+		t.secrets = append(t.secrets, []byte(s))
+	}
+	return t, nil
+}
+
+func (t *twilio) Verify(r *Request) error {
+	header := r.Header.Get("X-Twilio-Signature")
+	if header == "" {
+		return ErrMissingSignature
+	}
+	sig, err := base64.StdEncoding.DecodeString(header)
+	if err != nil || len(sig) != sha1.Size {
+		return ErrMalformedSignature
+	}
+	u, err := url.Parse(r.URL)
+	if err != nil {
+		return ErrMalformedSignature
+	}
+	var params url.Values
+	if bodyHash := u.Query().Get("bodySHA256"); bodyHash != "" {
+		want, err := hex.DecodeString(bodyHash)
+		sum := sha256.Sum256(r.Body)
+		if err != nil || subtle.ConstantTimeCompare(want, sum[:]) != 1 {
+			return ErrInvalidSignature
+		}
+	} else if isForm(r.Header) {
+		params, err = url.ParseQuery(string(r.Body))
+		if err != nil {
+			return ErrMalformedSignature
+		}
+	}
+	for _, candidate := range twilioURLVariants(u) {
+		for _, secret := range t.secrets {
+			if hmac.Equal(twilioDigest(secret, candidate, params), sig) {
+				return nil
+			}
+		}
+	}
+	return ErrInvalidSignature
+}
+
+func isForm(h http.Header) bool {
+	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
+	return mt == "application/x-www-form-urlencoded"
+}
+
+func twilioDigest(secret []byte, u string, params url.Values) []byte {
+	mac := hmac.New(sha1.New, secret)
+	mac.Write([]byte(u))
+	names := make([]string, 0, len(params))
+	for name := range params {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		values := slices.Clone(params[name])
+		slices.Sort(values)
+		for _, v := range values {
+			mac.Write([]byte(name))
+			mac.Write([]byte(v))
+		}
+	}
+	return mac.Sum(nil)
+}
+
+// twilioURLVariants returns the URL as given, and with its default port
+// added or removed.
+func twilioURLVariants(u *url.URL) []string {
+	out := []string{u.String()}
+	alt := *u
+	defaultPort := map[string]string{"https": "443", "http": "80"}[u.Scheme]
+	switch {
+	case u.Port() == "" && defaultPort != "":
+		alt.Host = u.Hostname() + ":" + defaultPort
+	case u.Port() == defaultPort:
+		alt.Host = u.Hostname()
+	default:
+		return out
+	}
+	return append(out, alt.String())
+}
+
+// Sign signs a request as Twilio does.
+func (t *twilio) Sign(key string, msg Message) (http.Header, error) {
+	u, err := url.Parse(msg.URL)
+	if err != nil {
+		return nil, err
+	}
+	var params url.Values
+	if u.Query().Get("bodySHA256") == "" && isForm(msg.Header) {
+		params, err = url.ParseQuery(string(msg.Body))
+		if err != nil {
+			return nil, err
+		}
+	}
+	h := http.Header{}
+	h.Set("X-Twilio-Signature", base64.StdEncoding.EncodeToString(twilioDigest([]byte(key), msg.URL, params)))
+	return h, nil
+}
+
+// mailgun puts the signature in the JSON body: signature.timestamp,
+// signature.token and signature.signature, the hex HMAC-SHA256 of
+// timestamp+token under the webhook signing key.
+type mailgun struct {
+	keys      [][]byte
+	tolerance time.Duration
+}
+
+func newMailgun(secrets []string, opts Options) (Scheme, error) {
+	if len(secrets) == 0 {
+		return nil, fmt.Errorf("no secrets")
+	}
+	m := &mailgun{tolerance: 5 * time.Minute}
+	if opts.Tolerance > 0 {
+		m.tolerance = opts.Tolerance
+	}
+	for _, s := range secrets {
+		m.keys = append(m.keys, []byte(s))
+	}
+	return m, nil
+}
+
+type mailgunSignature struct {
+	Timestamp string `json:"timestamp"`
+	Token     string `json:"token"`
+	Signature string `json:"signature"`
+}
+
+func (m *mailgun) Verify(r *Request) error {
+	var envelope struct {
+		Signature *mailgunSignature `json:"signature"`
+	}
+	if json.Unmarshal(r.Body, &envelope) != nil || envelope.Signature == nil {
+		return ErrMissingSignature
+	}
+	s := envelope.Signature
+	sig, err := hex.DecodeString(s.Signature)
+	if err != nil || len(sig) != sha256.Size || s.Token == "" {
+		return ErrMalformedSignature
+	}
+	ts, err := strconv.ParseInt(s.Timestamp, 10, 64)
+	if err != nil {
+		return ErrMissingTimestamp
+	}
+	for _, key := range m.keys {
+		mac := hmac.New(sha256.New, key)
+		mac.Write([]byte(s.Timestamp))
+		mac.Write([]byte(s.Token))
+		if hmac.Equal(mac.Sum(nil), sig) {
+			return CheckTolerance(time.Unix(ts, 0), r.Now, m.tolerance)
+		}
+	}
+	return ErrInvalidSignature
+}
+
+// Sign returns no headers: a Mailgun signature lives in the body, which
+// SignBody fills in.
+func (m *mailgun) Sign(key string, msg Message) (http.Header, error) { return http.Header{}, nil }
+
+// MailgunSignature returns the signature object Mailgun puts in a body.
+func MailgunSignature(key, token string, at time.Time) map[string]string {
+	ts := strconv.FormatInt(at.Unix(), 10)
+	mac := hmac.New(sha256.New, []byte(key))
+	mac.Write([]byte(ts + token))
+	return map[string]string{"timestamp": ts, "token": token, "signature": hex.EncodeToString(mac.Sum(nil))}
+}
+
+// adyen signs each notification item: the HMAC-SHA256, under the hex key,
+// of pspReference:originalReference:merchantAccountCode:merchantReference:
+// value:currency:eventCode:success, base64 in additionalData.hmacSignature.
+type adyen struct{ keys [][]byte }
+
+func newAdyen(secrets []string, _ Options) (Scheme, error) {
+	if len(secrets) == 0 {
+		return nil, fmt.Errorf("no secrets")
+	}
+	a := &adyen{}
+	for i, s := range secrets {
+		key, err := hex.DecodeString(s)
+		if err != nil {
+			return nil, fmt.Errorf("secret %d: the Adyen HMAC key is hex", i+1)
+		}
+		a.keys = append(a.keys, key)
+	}
+	return a, nil
+}
+
+// AdyenItem is the part of a notification item that is signed.
+type AdyenItem struct {
+	PspReference        string `json:"pspReference"`
+	OriginalReference   string `json:"originalReference"`
+	MerchantAccountCode string `json:"merchantAccountCode"`
+	MerchantReference   string `json:"merchantReference"`
+	Amount              struct {
+		Value    json.Number `json:"value"`
+		Currency string      `json:"currency"`
+	} `json:"amount"`
+	EventCode      string            `json:"eventCode"`
+	Success        string            `json:"success"`
+	AdditionalData map[string]string `json:"additionalData"`
+}
+
+// SignedData is the colon-joined string Adyen signs.
+func (it *AdyenItem) SignedData() string {
+	return strings.Join([]string{it.PspReference, it.OriginalReference, it.MerchantAccountCode, it.MerchantReference,
+		it.Amount.Value.String(), it.Amount.Currency, it.EventCode, it.Success}, ":")
+}
+
+func (a *adyen) Verify(r *Request) error {
+	var n struct {
+		NotificationItems []struct {
+			Item *AdyenItem `json:"NotificationRequestItem"`
+		} `json:"notificationItems"`
+	}
+	if json.Unmarshal(r.Body, &n) != nil || len(n.NotificationItems) == 0 {
+		return ErrMissingSignature
+	}
+	for _, wrapped := range n.NotificationItems {
+		it := wrapped.Item
+		if it == nil {
+			return ErrMissingSignature
+		}
+		sig, err := base64.StdEncoding.DecodeString(it.AdditionalData["hmacSignature"])
+		if err != nil || len(sig) != sha256.Size {
+			return ErrMalformedSignature
+		}
+		if !a.matches([]byte(it.SignedData()), sig) {
+			return ErrInvalidSignature
+		}
+	}
+	return nil
+}
+
+func (a *adyen) matches(data, sig []byte) bool {
+	for _, key := range a.keys {
+		mac := hmac.New(sha256.New, key)
+		mac.Write(data)
+		if hmac.Equal(mac.Sum(nil), sig) {
+			return true
+		}
+	}
+	return false
+}
+
+// AdyenSignature returns the base64 signature of a notification item.
+func AdyenSignature(hexKey string, it *AdyenItem) (string, error) {
+	key, err := hex.DecodeString(hexKey)
+	if err != nil {
+		return "", err
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(it.SignedData()))
+	return base64.StdEncoding.EncodeToString(mac.Sum(nil)), nil
+}
+
+// graphClientState checks Microsoft Graph change notifications: each item
+// of value[] carries the clientState given when subscribing.
+type graphClientState struct{ secrets [][]byte }
+
+func newGraphClientState(secrets []string, _ Options) (Scheme, error) {
+	if len(secrets) == 0 {
+		return nil, fmt.Errorf("no secrets (the clientState of the subscription)")
+	}
+	g := &graphClientState{}
+	for _, s := range secrets {
+		g.secrets = append(g.secrets, []byte(s))
+	}
+	return g, nil
+}
+
+func (g *graphClientState) Verify(r *Request) error {
+	var n struct {
+		Value []struct {
+			ClientState *string `json:"clientState"`
+		} `json:"value"`
+	}
+	if json.Unmarshal(r.Body, &n) != nil || len(n.Value) == 0 {
+		return ErrMissingSignature
+	}
+	for _, item := range n.Value {
+		if item.ClientState == nil {
+			return ErrMissingSignature
+		}
+		match := 0
+		for _, s := range g.secrets {
+			match |= subtle.ConstantTimeCompare([]byte(*item.ClientState), s)
+		}
+		if match != 1 {
+			return ErrInvalidSignature
+		}
+	}
+	return nil
+}
+
+// withBodyTimestamp wraps a scheme whose timestamp sits in a top-level JSON
+// field of the (already verified) body, such as Linear's webhookTimestamp.
+type withBodyTimestamp struct {
+	Scheme
+	field     string
+	unit      string
+	tolerance time.Duration
+}
+
+func (w *withBodyTimestamp) Verify(r *Request) error {
+	if err := w.Scheme.Verify(r); err != nil {
+		return err
+	}
+	var raw json.Number
+	fields := jsonFields(r.Body)
+	if fields == nil || json.Unmarshal(fields[w.field], &raw) != nil {
+		return ErrMissingTimestamp
+	}
+	n, err := raw.Int64()
+	if err != nil {
+		return ErrMissingTimestamp
+	}
+	at := time.Unix(n, 0)
+	if w.unit == "ms" {
+		at = time.UnixMilli(n)
+	}
+	return CheckTolerance(at, r.Now, w.tolerance)
+}
+
+// Sign delegates to the wrapped scheme.
+func (w *withBodyTimestamp) Sign(key string, msg Message) (http.Header, error) {
+	s, ok := w.Scheme.(Signer)
+	if !ok {
+		return nil, fmt.Errorf("scheme cannot sign")
+	}
+	return s.Sign(key, msg)
+}

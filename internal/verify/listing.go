@@ -1,0 +1,94 @@
+package verify
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Summary describes a preset's scheme in one line.
+func (p Preset) Summary() string {
+	if p.Build != nil {
+		return p.Bespoke
+	}
+	s := p.Spec
+	alg := s.Algorithm
+	if alg == "" {
+		alg = "hmac-sha256"
+	}
+	enc := s.Encoding
+	if enc == "" {
+		enc = "hex"
+	}
+	var parts []string
+	switch alg {
+	case "token", "basic":
+		parts = append(parts, alg)
+	default:
+		content := s.Content
+		if content == "" {
+			content = "{body}"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s over %s", alg, enc, content))
+	}
+	if s.Tolerance > 0 {
+		parts = append(parts, "tolerance "+s.Tolerance.String())
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Headers names the request headers the scheme reads.
+func (p Preset) Headers() []string {
+	if p.Build != nil {
+		return p.BespokeHeaders
+	}
+	var out []string
+	for _, h := range []string{p.Spec.Header, p.Spec.TimestampHeader, p.Spec.IDHeader} {
+		if h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// HandshakeNames lists the preset's handshakes.
+func (p Preset) HandshakeNames() []string {
+	var out []string
+	for _, h := range p.Handshakes {
+		out = append(out, h.Name)
+	}
+	return out
+}
+
+// MarkdownTable renders every preset as the table in docs/providers.md.
+func MarkdownTable() string {
+	var b strings.Builder
+	b.WriteString("# Provider presets\n\n")
+	b.WriteString("Generated from the preset definitions by `hookgate providers --markdown`; do not edit by hand.\n")
+	b.WriteString("Each preset is one word in routes.yaml: `provider: <name>`.\n\n")
+	b.WriteString("| preset | provider | headers | scheme | dedup key | handshakes | live/test |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, p := range Presets() {
+		provider, _, _ := strings.Cut(p.Description, ":")
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n",
+			p.Name, provider, code(p.Headers()), escape(p.Summary()), codeOne(p.DedupKey),
+			escape(strings.Join(p.HandshakeNames(), ", ")), codeOne(p.Live))
+	}
+	return b.String()
+}
+
+func code(items []string) string {
+	var out []string
+	for _, s := range items {
+		out = append(out, "`"+s+"`")
+	}
+	return strings.Join(out, ", ")
+}
+
+func codeOne(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "`" + escape(s) + "`"
+}
+
+func escape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
