@@ -64,8 +64,10 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	// GET only ever carries a handshake (Meta, Okta); anything else must POST.
-	if r.Method != http.MethodPost && (r.Method != http.MethodGet || !src.hasHandshakes()) {
+	// GET and HEAD only ever carry a handshake (Meta, Okta, Intercom);
+	// anything else must POST.
+	probe := r.Method == http.MethodGet || r.Method == http.MethodHead
+	if r.Method != http.MethodPost && (!probe || !src.hasHandshakes()) {
 		methodNotAllowed(w)
 		return
 	}
@@ -86,7 +88,7 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.reject(src, "body_read", err)
 		return
 	}
-	if r.Method == http.MethodGet && len(body) > 0 {
+	if probe && len(body) > 0 {
 		plain(w, http.StatusBadRequest, "a GET carries no body")
 		return
 	}

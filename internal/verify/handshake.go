@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 )
 
 // HandshakeRequest is what a handshake looks at.
@@ -163,5 +164,53 @@ var (
 			return nil, false
 		}
 		return jsonResponse(map[string]string{"verification": challenge}), true
+	}}
+)
+
+var (
+	// Slack slash commands: a form POST with ssl_check=1, unsigned, answered
+	// 200 with an empty body (as Bolt does).
+	slackSSLCheck = &Handshake{Name: "slack ssl_check", Unsigned: true, Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+		if r.Method != http.MethodPost || !isForm(r.Header) {
+			return nil, false
+		}
+		form, err := url.ParseQuery(string(r.Body))
+		if err != nil || form.Get("ssl_check") != "1" {
+			return nil, false
+		}
+		return &HandshakeResponse{Status: http.StatusOK, ContentType: "text/plain; charset=utf-8"}, true
+	}}
+
+	// Discord webhook events: a PING (type 0) is answered 204 without a body.
+	discordEventsPing = &Handshake{Name: "discord events ping", Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+		var t int
+		if json.Unmarshal(jsonFields(r.Body)["type"], &t) != nil || t != 0 {
+			return nil, false
+		}
+		return &HandshakeResponse{Status: http.StatusNoContent}, true
+	}}
+
+	// A HEAD request checking that the endpoint exists (Intercom).
+	headCheck = &Handshake{Name: "HEAD check", Unsigned: true, Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+		if r.Method != http.MethodHead {
+			return nil, false
+		}
+		return &HandshakeResponse{Status: http.StatusOK, ContentType: "text/plain; charset=utf-8"}, true
+	}}
+
+	// WooCommerce: on creation it POSTs webhook_id=<id>, unsigned, and needs
+	// exactly 200.
+	wooCommercePing = &Handshake{Name: "woocommerce ping", Unsigned: true, Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+		if r.Method != http.MethodPost || r.Header.Get("X-WC-Webhook-Signature") != "" {
+			return nil, false
+		}
+		form, err := url.ParseQuery(string(r.Body))
+		if err != nil || len(form) != 1 || form.Get("webhook_id") == "" {
+			return nil, false
+		}
+		if _, err := strconv.Atoi(form.Get("webhook_id")); err != nil {
+			return nil, false
+		}
+		return &HandshakeResponse{Status: http.StatusOK, ContentType: "text/plain; charset=utf-8"}, true
 	}}
 )

@@ -1,0 +1,383 @@
+package verify
+
+import "time"
+
+// The provider catalog. Each preset follows the provider's official SDK
+// where docs and SDK disagree; the comments say where that matters.
+
+// hubSignature is the common "X-Hub-Signature: sha256=<hex>" scheme.
+func hubSignature(header, prefix, algorithm string) Spec {
+	return Spec{Algorithm: algorithm, Header: header, Prefix: prefix, Encoding: "hex"}
+}
+
+// timestampedPairs is the "t=<ts>,v1=<hex>" scheme over "<ts>.<body>"
+// shared by Calendly and Mux.
+func timestampedPairs(header string, tolerance time.Duration) Spec {
+	return Spec{
+		Algorithm: "hmac-sha256", Header: header, SignatureKey: "v1", TimestampKey: "t",
+		Encoding: "hex", Content: "{timestamp}.{body}", Tolerance: tolerance,
+	}
+}
+
+func svixProvider(name, provider, docs string) Preset {
+	p := standardWebhooks(name, provider+": Svix signatures (svix-id/-timestamp/-signature v1,…), HMAC-SHA256 base64, whsec_ key", "svix", docs)
+	return p
+}
+
+func init() {
+	register(
+		Preset{
+			Name:        "standard-webhooks-ed25519",
+			Description: "Standard Webhooks (asymmetric): webhook-signature v1a,… Ed25519 over id.timestamp.body; secrets are whpk_ public keys",
+			Spec: Spec{
+				Algorithm: "ed25519", Header: "webhook-signature", Separator: " ", Prefix: "v1a,", Encoding: "base64",
+				Content: "{id}.{timestamp}.{body}", IDHeader: "webhook-id", TimestampHeader: "webhook-timestamp",
+				SecretEncoding: "whpk", Tolerance: 5 * time.Minute,
+			},
+			DedupKey: `headers["webhook-id"]`,
+			KeyKind:  "public key (whpk_…)",
+			Docs:     "https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md",
+		},
+		svixProvider("clerk", "Clerk", "https://clerk.com/docs/webhooks/sync-data"),
+		svixProvider("resend", "Resend", "https://resend.com/docs/dashboard/webhooks/verify-webhooks-requests"),
+		Preset{
+			// python-slack-sdk rejects timestamps more than 5 minutes away in
+			// either direction; bolt-js only old ones. Both directions here.
+			Name:        "slack",
+			Description: "Slack: X-Slack-Signature v0=… over v0:timestamp:body, HMAC-SHA256 hex",
+			Spec: Spec{
+				Algorithm: "hmac-sha256", Header: "X-Slack-Signature", Prefix: "v0=", Encoding: "hex",
+				Content: "v0:{timestamp}:{body}", TimestampHeader: "X-Slack-Request-Timestamp", Tolerance: 5 * time.Minute,
+			},
+			DedupKey:   `body?.event_id`,
+			Handshakes: []*Handshake{slackSSLCheck, slackURLVerification},
+			Docs:       "https://api.slack.com/authentication/verifying-requests-from-slack",
+		},
+		Preset{
+			Name:        "shopify",
+			Description: "Shopify webhooks: X-Shopify-Hmac-Sha256 over the body, HMAC-SHA256 base64 (app client secret)",
+			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-Shopify-Hmac-Sha256", Encoding: "base64"},
+			DedupKey:    `headers["x-shopify-webhook-id"]`,
+			Docs:        "https://shopify.dev/docs/apps/build/webhooks/subscribe/https#step-2-validate-the-origin-of-your-webhook",
+		},
+		Preset{
+			// The Events flavour drops the X- prefix; dedup uses
+			// shopify-webhook-id, which Shopify keeps when it drops
+			// shopify-event-id.
+			Name:        "shopify-events",
+			Description: "Shopify Events: shopify-hmac-sha256 over the body, HMAC-SHA256 base64 (unprefixed headers)",
+			Spec:        Spec{Algorithm: "hmac-sha256", Header: "shopify-hmac-sha256", Encoding: "base64"},
+			DedupKey:    `headers["shopify-webhook-id"]`,
+			Docs:        "https://shopify.dev/docs/apps/build/webhooks",
+		},
+		Preset{
+			Name:           "twilio",
+			Description:    "Twilio: X-Twilio-Signature, HMAC-SHA1 base64 over the URL and sorted form parameters, or the URL with bodySHA256 for JSON",
+			Build:          newTwilio,
+			Bespoke:        "hmac-sha1 base64 over {url} + sorted form name+value pairs; JSON bodies: {url} with bodySHA256 = hex sha256(body); URL tried with and without the default port",
+			BespokeHeaders: []string{"X-Twilio-Signature"},
+			DedupKey:       `headers["i-twilio-idempotency-token"]`,
+			Docs:           "https://www.twilio.com/docs/usage/webhooks/webhooks-security",
+		},
+		Preset{
+			Name:        "sendgrid",
+			Description: "SendGrid Event Webhook: ECDSA P-256 over timestamp+body, base64 DER; secrets are base64 DER public keys",
+			Spec: Spec{
+				Algorithm: "ecdsa-p256-sha256", Header: "X-Twilio-Email-Event-Webhook-Signature", Encoding: "base64",
+				Content: "{timestamp}{body}", TimestampHeader: "X-Twilio-Email-Event-Webhook-Timestamp", SecretEncoding: "der-base64",
+			},
+			DedupKey: `body[0]?.sg_event_id`,
+			KeyKind:  "public key (base64 DER)",
+			Docs:     "https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features",
+		},
+		Preset{
+			Name:        "discord",
+			Description: "Discord interactions: X-Signature-Ed25519 over timestamp+body, Ed25519 hex; secrets are hex public keys; PING answered",
+			Spec: Spec{
+				Algorithm: "ed25519", Header: "X-Signature-Ed25519", Encoding: "hex",
+				Content: "{timestamp}{body}", TimestampHeader: "X-Signature-Timestamp", SecretEncoding: "hex",
+			},
+			DedupKey:   `body.id`,
+			Handshakes: []*Handshake{discordPing},
+			KeyKind:    "public key (hex)",
+			Docs:       "https://discord.com/developers/docs/interactions/overview#setting-up-an-endpoint-validating-security-request-headers",
+		},
+		Preset{
+			Name:        "discord-events",
+			Description: "Discord webhook events: X-Signature-Ed25519 over timestamp+body, Ed25519 hex; PING (type 0) answered 204",
+			Spec: Spec{
+				Algorithm: "ed25519", Header: "X-Signature-Ed25519", Encoding: "hex",
+				Content: "{timestamp}{body}", TimestampHeader: "X-Signature-Timestamp", SecretEncoding: "hex",
+			},
+			Handshakes: []*Handshake{discordEventsPing},
+			KeyKind:    "public key (hex)",
+			Docs:       "https://discord.com/developers/docs/events/webhook-events",
+		},
+		Preset{
+			Name:        "square",
+			Description: "Square: x-square-hmacsha256-signature over notification URL + body, HMAC-SHA256 base64 (set public_url)",
+			Spec:        Spec{Algorithm: "hmac-sha256", Header: "x-square-hmacsha256-signature", Encoding: "base64", Content: "{url}{body}"},
+			DedupKey:    `body.event_id`,
+			Live:        `headers["square-environment"] == "Production"`,
+			Docs:        "https://developer.squareup.com/docs/webhooks/step3validate",
+		},
+		Preset{
+			// The SDK keeps only the last h1; any h1 may match here, as the
+			// docs describe. 5 s tolerance as in the SDK and docs.
+			Name:        "paddle",
+			Description: "Paddle Billing: Paddle-Signature ts=…;h1=… over ts:body, HMAC-SHA256 hex",
+			Spec: Spec{
+				Algorithm: "hmac-sha256", Header: "Paddle-Signature", SignatureKey: "h1", TimestampKey: "ts", PairSeparator: ";",
+				Encoding: "hex", Content: "{timestamp}:{body}", Tolerance: 5 * time.Second,
+			},
+			DedupKey: `body.event_id`,
+			Docs:     "https://developer.paddle.com/webhooks/signature-verification",
+		},
+		Preset{
+			// Zoom's own code hashes re-serialized JSON; Hookgate verifies the
+			// raw bytes as the docs say, which is identical for Zoom's compact JSON.
+			Name:        "zoom",
+			Description: "Zoom: x-zm-signature v0=… over v0:timestamp:body, HMAC-SHA256 hex; endpoint.url_validation answered",
+			Spec: Spec{
+				Algorithm: "hmac-sha256", Header: "x-zm-signature", Prefix: "v0=", Encoding: "hex",
+				Content: "v0:{timestamp}:{body}", TimestampHeader: "x-zm-request-timestamp", Tolerance: 5 * time.Minute,
+			},
+			DedupKey:   `headers["x-zm-trackingid"]`,
+			Handshakes: []*Handshake{zoomURLValidation},
+			Docs:       "https://developers.zoom.us/docs/api/webhooks/#verify-webhook-events",
+		},
+		Preset{
+			Name:        "linear",
+			Description: "Linear: Linear-Signature over the body, HMAC-SHA256 hex; webhookTimestamp (ms) in the body within 60 s",
+			Build: func(secrets []string, opts Options) (Scheme, error) {
+				inner, err := New(Spec{Algorithm: "hmac-sha256", Header: "Linear-Signature", Encoding: "hex"}, secrets)
+				if err != nil {
+					return nil, err
+				}
+				tolerance := time.Minute
+				if opts.Tolerance > 0 {
+					tolerance = opts.Tolerance
+				}
+				return &withBodyTimestamp{Scheme: inner, field: "webhookTimestamp", unit: "ms", tolerance: tolerance}, nil
+			},
+			Bespoke:        "hmac-sha256 hex over {body}, then body.webhookTimestamp (ms) within 60s",
+			BespokeHeaders: []string{"Linear-Signature"},
+			DedupKey:       `headers["linear-delivery"]`,
+			Docs:           "https://linear.app/developers/webhooks#securing-webhooks",
+		},
+		Preset{
+			Name:        "intercom",
+			Description: "Intercom: X-Hub-Signature sha1=… over the body, HMAC-SHA1 hex (app client secret); HEAD check answered",
+			Spec:        hubSignature("X-Hub-Signature", "sha1=", "hmac-sha1"),
+			DedupKey:    `body.id`,
+			Handshakes:  []*Handshake{headCheck},
+			Docs:        "https://developers.intercom.com/docs/webhooks/webhook-notifications",
+		},
+		Preset{
+			Name:           "mailgun",
+			Description:    "Mailgun: signature.{timestamp,token,signature} in the JSON body, HMAC-SHA256 hex of timestamp+token",
+			Build:          newMailgun,
+			Bespoke:        "hmac-sha256 hex over body.signature.timestamp + body.signature.token, tolerance 5m",
+			DedupKey:       `body["event-data"]?.id`,
+			Live:           `body["event-data"]?.flags?.["is-test-mode"] != true`,
+			Docs:           "https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks",
+			BespokeHeaders: []string{},
+		},
+		Preset{
+			Name:        "bitbucket",
+			Description: "Bitbucket Cloud: X-Hub-Signature sha256=… over the body, HMAC-SHA256 hex",
+			Spec:        hubSignature("X-Hub-Signature", "sha256=", "hmac-sha256"),
+			DedupKey:    `headers["x-request-uuid"]`,
+			Docs:        "https://support.atlassian.com/bitbucket-cloud/docs/manage-webhooks/",
+		},
+		Preset{
+			Name:        "gitlab",
+			Description: "GitLab: X-Gitlab-Token equal to the secret token (compared in constant time)",
+			Spec:        Spec{Algorithm: "token", Header: "X-Gitlab-Token"},
+			DedupKey:    `headers["idempotency-key"] ?? headers["x-gitlab-event-uuid"]`,
+			KeyKind:     "token",
+			Docs:        "https://docs.gitlab.com/user/project/integrations/webhooks/",
+		},
+		Preset{
+			Name:        "twitch",
+			Description: "Twitch EventSub: Twitch-Eventsub-Message-Signature sha256=… over id+timestamp+body, HMAC-SHA256 hex; callback verification answered",
+			Spec: Spec{
+				Algorithm: "hmac-sha256", Header: "Twitch-Eventsub-Message-Signature", Prefix: "sha256=", Encoding: "hex",
+				Content: "{id}{timestamp}{body}", IDHeader: "Twitch-Eventsub-Message-Id",
+				TimestampHeader: "Twitch-Eventsub-Message-Timestamp", TimestampUnit: "rfc3339", Tolerance: 10 * time.Minute,
+			},
+			DedupKey:   `headers["twitch-eventsub-message-id"]`,
+			Handshakes: []*Handshake{twitchCallbackVerification},
+			Docs:       "https://dev.twitch.tv/docs/eventsub/handling-webhook-events/#verifying-the-event-message",
+		},
+		Preset{
+			Name:        "typeform",
+			Description: "Typeform: Typeform-Signature sha256=… over the body, HMAC-SHA256 base64",
+			Spec:        Spec{Algorithm: "hmac-sha256", Header: "Typeform-Signature", Prefix: "sha256=", Encoding: "base64"},
+			DedupKey:    `body.event_id`,
+			Docs:        "https://www.typeform.com/developers/webhooks/secure-your-webhooks/",
+		},
+		Preset{
+			Name:        "calendly",
+			Description: "Calendly: Calendly-Webhook-Signature t=…,v1=… over t.body, HMAC-SHA256 hex",
+			Spec:        timestampedPairs("Calendly-Webhook-Signature", 3*time.Minute),
+			DedupKey:    `body.event + ":" + (body.payload?.uri ?? "") + ":" + body.created_at`,
+			Docs:        "https://developer.calendly.com/api-docs/4c305798a61d3-webhook-signatures",
+		},
+		Preset{
+			Name:        "hubspot-v1",
+			Description: "HubSpot v1: X-HubSpot-Signature, SHA-256 (a plain hash, not an HMAC) of client secret + body, hex",
+			Spec:        Spec{Algorithm: "hash-sha256", Header: "X-HubSpot-Signature", Encoding: "hex", Content: "{secret}{body}"},
+			DedupKey:    `body[0]?.eventId`,
+			Docs:        "https://developers.hubspot.com/docs/api/webhooks/validating-requests",
+		},
+		Preset{
+			Name:        "hubspot-v2",
+			Description: "HubSpot v2: X-HubSpot-Signature, SHA-256 of client secret + method + URL + body, hex (set public_url)",
+			Spec:        Spec{Algorithm: "hash-sha256", Header: "X-HubSpot-Signature", Encoding: "hex", Content: "{secret}{method}{url}{body}"},
+			Docs:        "https://developers.hubspot.com/docs/api/webhooks/validating-requests",
+		},
+		Preset{
+			// HubSpot's docs decode some %xx in the URI; its SDKs sign the URL
+			// as called, which is what Hookgate does.
+			Name:        "hubspot-v3",
+			Description: "HubSpot v3: X-HubSpot-Signature-v3 over method+URL+body+timestamp, HMAC-SHA256 base64; ms timestamp within 5 min (set public_url)",
+			Spec: Spec{
+				Algorithm: "hmac-sha256", Header: "X-HubSpot-Signature-v3", Encoding: "base64",
+				Content: "{method}{url}{body}{timestamp}", TimestampHeader: "X-HubSpot-Request-Timestamp", TimestampUnit: "ms",
+				Tolerance: 5 * time.Minute,
+			},
+			DedupKey: `body[0]?.eventId`,
+			Docs:     "https://developers.hubspot.com/docs/api/webhooks/validating-requests",
+		},
+		Preset{
+			Name:           "adyen",
+			Description:    "Adyen: additionalData.hmacSignature of every notification item, HMAC-SHA256 base64 under the hex HMAC key",
+			Build:          newAdyen,
+			Bespoke:        "hmac-sha256 base64 over pspReference:originalReference:merchantAccountCode:merchantReference:value:currency:eventCode:success, per item; hex key",
+			BespokeHeaders: []string{},
+			DedupKey:       `body.notificationItems[0].NotificationRequestItem.pspReference + ":" + body.notificationItems[0].NotificationRequestItem.eventCode + ":" + body.notificationItems[0].NotificationRequestItem.success`,
+			Live:           `body.live == "true"`,
+			Response:       "[accepted]",
+			KeyKind:        "HMAC key (hex)",
+			Docs:           "https://docs.adyen.com/development-resources/webhooks/secure-webhooks/verify-hmac-signatures/",
+		},
+		Preset{
+			Name:        "vercel",
+			Description: "Vercel: x-vercel-signature over the body, HMAC-SHA1 hex",
+			Spec:        Spec{Algorithm: "hmac-sha1", Header: "x-vercel-signature", Encoding: "hex"},
+			DedupKey:    `body.id`,
+			Docs:        "https://vercel.com/docs/webhooks/webhooks-api#securing-webhooks",
+		},
+		Preset{
+			Name:        "sentry",
+			Description: "Sentry integrations: Sentry-Hook-Signature over the body, HMAC-SHA256 hex (client secret)",
+			Spec:        Spec{Algorithm: "hmac-sha256", Header: "Sentry-Hook-Signature", Encoding: "hex"},
+			DedupKey:    `headers["request-id"]`,
+			Docs:        "https://docs.sentry.io/organization/integrations/integration-platform/webhooks/",
+		},
+		Preset{
+			Name:        "postmark",
+			Description: "Postmark: HTTP basic auth from the webhook URL; secrets are \"user:password\"",
+			Spec:        Spec{Algorithm: "basic", Header: "Authorization"},
+			DedupKey:    `string(body.MessageID) + ":" + body.RecordType`,
+			KeyKind:     "user:password",
+			Docs:        "https://postmarkapp.com/developer/webhooks/webhooks-overview",
+		},
+		Preset{
+			Name:        "basic-auth",
+			Description: "Any provider that calls a URL with basic auth credentials; secrets are \"user:password\"",
+			Spec:        Spec{Algorithm: "basic", Header: "Authorization"},
+			KeyKind:     "user:password",
+		},
+		Preset{
+			Name:        "woocommerce",
+			Description: "WooCommerce: X-WC-Webhook-Signature over the body, HMAC-SHA256 base64; the unsigned creation ping answered",
+			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-WC-Webhook-Signature", Encoding: "base64"},
+			DedupKey:    `headers["x-wc-webhook-id"] + ":" + headers["x-wc-webhook-delivery-id"]`,
+			Handshakes:  []*Handshake{wooCommercePing},
+			Docs:        "https://woocommerce.github.io/woocommerce-rest-api-docs/#webhooks",
+		},
+		Preset{
+			Name:        "mux",
+			Description: "Mux: Mux-Signature t=…,v1=… over t.body, HMAC-SHA256 hex",
+			Spec:        timestampedPairs("Mux-Signature", 5*time.Minute),
+			DedupKey:    `body.id`,
+			Docs:        "https://docs.mux.com/core/verify-webhook-signatures",
+		},
+		Preset{
+			Name:        "lemonsqueezy",
+			Description: "Lemon Squeezy: X-Signature over the body, HMAC-SHA256 hex",
+			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-Signature", Encoding: "hex"},
+			DedupKey:    `body.meta.event_name + ":" + string(body.data.id) + ":" + body.data.attributes.updated_at`,
+			Live:        `body.meta.test_mode != true`,
+			Docs:        "https://docs.lemonsqueezy.com/help/webhooks/signing-requests",
+		},
+		Preset{
+			Name:        "coinbase-commerce",
+			Description: "Coinbase Commerce: X-CC-Webhook-Signature over the body, HMAC-SHA256 hex",
+			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-CC-Webhook-Signature", Encoding: "hex"},
+			DedupKey:    `body.event.id`,
+			Docs:        "https://docs.cdp.coinbase.com/commerce-onchain/docs/webhooks-security",
+		},
+		Preset{
+			Name:        "jira",
+			Description: "Jira Cloud admin webhooks: X-Hub-Signature sha256=… over the body, HMAC-SHA256 hex",
+			Spec:        hubSignature("X-Hub-Signature", "sha256=", "hmac-sha256"),
+			DedupKey:    `headers["x-atlassian-webhook-identifier"]`,
+			Docs:        "https://developer.atlassian.com/cloud/jira/platform/webhooks/#secure-admin-webhooks",
+		},
+		Preset{
+			Name:        "okta",
+			Description: "Okta event hooks: Authorization header equal to the secret; one-time verification answered",
+			Spec:        Spec{Algorithm: "token", Header: "Authorization"},
+			DedupKey:    `body.eventId`,
+			Handshakes:  []*Handshake{oktaVerification},
+			KeyKind:     "token",
+			Docs:        "https://developer.okta.com/docs/concepts/event-hooks/",
+		},
+		Preset{
+			Name:           "microsoft-graph",
+			Description:    "Microsoft Graph change notifications: clientState of every notification equal to the secret; validationToken answered",
+			Build:          newGraphClientState,
+			Bespoke:        "every value[].clientState equal to a secret (constant time)",
+			BespokeHeaders: []string{},
+			Handshakes:     []*Handshake{graphValidation},
+			KeyKind:        "clientState",
+			Docs:           "https://learn.microsoft.com/en-us/graph/change-notifications-delivery-webhooks",
+		},
+		Preset{
+			Name:        "meta",
+			Description: "Meta (Facebook, Instagram, Messenger): X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex (app secret); hub.challenge answered",
+			Spec:        hubSignature("X-Hub-Signature-256", "sha256=", "hmac-sha256"),
+			Handshakes:  []*Handshake{metaSubscribe},
+			Docs:        "https://developers.facebook.com/docs/graph-api/webhooks/getting-started",
+		},
+		Preset{
+			Name:        "whatsapp",
+			Description: "WhatsApp Cloud API: X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex (app secret); hub.challenge answered",
+			Spec:        hubSignature("X-Hub-Signature-256", "sha256=", "hmac-sha256"),
+			DedupKey:    `body.entry[0]?.changes[0]?.value?.messages?.[0]?.id ?? body.entry[0]?.changes[0]?.value?.statuses?.[0]?.id`,
+			Handshakes:  []*Handshake{metaSubscribe},
+			Docs:        "https://developers.facebook.com/docs/whatsapp/cloud-api/guides/set-up-webhooks",
+		},
+		Preset{
+			Name:        "pagerduty",
+			Description: "PagerDuty v3: X-PagerDuty-Signature v1=…[,v1=…] over the body, HMAC-SHA256 hex (one value per active secret)",
+			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-PagerDuty-Signature", Separator: ",", Prefix: "v1=", Encoding: "hex"},
+			DedupKey:    `body.event.id`,
+			Docs:        "https://developer.pagerduty.com/docs/webhooks/webhook-signatures/",
+		},
+		Preset{
+			Name:           "plaid",
+			Description:    "Plaid: Plaid-Verification JWT (ES256) whose request_body_sha256 claim is the body's SHA-256; secrets are JWK public keys",
+			Build:          newPlaid,
+			Bespoke:        "ES256 JWT, key chosen by kid among the configured JWKs, iat within 5m, request_body_sha256 = hex sha256(body)",
+			BespokeHeaders: []string{"Plaid-Verification"},
+			DedupKey:       `body.webhook_type + ":" + body.webhook_code + ":" + (body.item_id ?? "")`,
+			Live:           `body.environment == "production"`,
+			KeyKind:        "JWK public key (JSON)",
+			Docs:           "https://plaid.com/docs/api/webhooks/webhook-verification/",
+		},
+	)
+}
