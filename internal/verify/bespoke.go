@@ -89,9 +89,10 @@ func twilioDigest(secret []byte, u string, params url.Values) []byte {
 	}
 	slices.Sort(names)
 	for _, name := range names {
+		// Repeated values are sorted and counted once, as Twilio's SDKs do.
 		values := slices.Clone(params[name])
 		slices.Sort(values)
-		for _, v := range values {
+		for _, v := range slices.Compact(values) {
 			mac.Write([]byte(name))
 			mac.Write([]byte(v))
 		}
