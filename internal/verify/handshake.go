@@ -156,9 +156,9 @@ var (
 	}}
 
 	// Okta event hooks: a one-time GET carrying x-okta-verification-challenge,
-	// answered with {"verification": challenge}. Okta sends the configured
-	// Authorization header with it, so it is answered after verification.
-	oktaVerification = &Handshake{Name: "okta one-time verification", Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+	// answered with {"verification": challenge}. Echoing the challenge proves
+	// control of the endpoint and reveals nothing, so it needs no secret.
+	oktaVerification = &Handshake{Name: "okta one-time verification", Unsigned: true, Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
 		challenge := r.Header.Get("X-Okta-Verification-Challenge")
 		if r.Method != http.MethodGet || challenge == "" || len(challenge) > maxChallenge {
 			return nil, false
