@@ -47,7 +47,7 @@ with --routes (default http://localhost:8080).
 Exits non-zero unless the gateway answers 2xx.`,
 		CobraFunc: func(cmd *cobra.Command) {
 			cmd.Flags().String("provider", "", "preset name (hookgate providers lists them)")
-			cmd.Flags().String("secret", "", "signing secret")
+			cmd.Flags().String("secret", "", "signing secret (the private key for public-key schemes)")
 			cmd.Flags().String("url", "", "full URL of the webhook endpoint")
 			cmd.Flags().String("routes", "", "routes.yaml to take the secret and path from")
 			cmd.Flags().String("source", "", "source name in routes.yaml")
@@ -100,6 +100,9 @@ func cmdSend(fl caddycmd.Flags) (int, error) {
 			provider = src.Provider
 		}
 		if secret == "" {
+			if p, ok := verify.Lookup(provider); ok && strings.Contains(p.KeyKind, "public key") {
+				return caddy.ExitCodeFailedStartup, fmt.Errorf("provider %s verifies with a public key; pass the private key with --secret", provider)
+			}
 			secret = src.Secrets[0]
 		}
 		if target == "" {
@@ -114,7 +117,7 @@ func cmdSend(fl caddycmd.Flags) (int, error) {
 		return caddy.ExitCodeFailedStartup, fmt.Errorf("unknown provider %q (close: %s)", provider, strings.Join(verify.Suggest(provider), ", "))
 	}
 	now := time.Now()
-	sample, err := verify.SampleEvent(preset.Name, now)
+	sample, err := verify.SampleEvent(preset.Name, secret, now)
 	if err != nil {
 		return caddy.ExitCodeFailedStartup, err
 	}
@@ -130,11 +133,7 @@ func cmdSend(fl caddycmd.Flags) (int, error) {
 		}
 		sample.Body = body
 	}
-	scheme, err := verify.New(preset.Spec, []string{secret})
-	if err != nil {
-		return caddy.ExitCodeFailedStartup, err
-	}
-	signed, err := scheme.Sign(secret, verify.Message{Body: sample.Body, Method: http.MethodPost, URL: target, ID: sample.ID, Time: now})
+	signed, err := verify.SignSample(preset, secret, sample, target, now)
 	if err != nil {
 		return caddy.ExitCodeFailedStartup, err
 	}

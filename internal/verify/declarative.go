@@ -118,6 +118,23 @@ type Declarative struct {
 // New compiles spec with the given secrets (or public keys, for asymmetric
 // algorithms).
 func New(spec Spec, secrets []string) (*Declarative, error) {
+	d, err := compileSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	if len(secrets) == 0 {
+		return nil, fmt.Errorf("no secrets")
+	}
+	for i, s := range secrets {
+		if err := d.addKey(s); err != nil {
+			return nil, fmt.Errorf("secret %d: %w", i+1, err)
+		}
+	}
+	return d, nil
+}
+
+// compileSpec checks a spec and prepares everything but the keys.
+func compileSpec(spec Spec) (*Declarative, error) {
 	d := &Declarative{spec: spec}
 	switch strings.ToLower(spec.Algorithm) {
 	case "hmac-sha256", "sha256", "":
@@ -207,14 +224,6 @@ func New(spec Spec, secrets []string) (*Declarative, error) {
 		d.tsFormat = func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 	default:
 		return nil, fmt.Errorf("unknown timestamp_unit %q (use s, ms or rfc3339)", spec.TimestampUnit)
-	}
-	if len(secrets) == 0 {
-		return nil, fmt.Errorf("no secrets")
-	}
-	for i, s := range secrets {
-		if err := d.addKey(s); err != nil {
-			return nil, fmt.Errorf("secret %d: %w", i+1, err)
-		}
 	}
 	d.bufs.New = func() any { return new(bytes.Buffer) }
 	return d, nil

@@ -8,6 +8,9 @@ import (
 // Summary describes a preset's scheme in one line.
 func (p Preset) Summary() string {
 	if p.Build != nil {
+		if p.BodyUnsigned {
+			return p.Bespoke + ", body not signed"
+		}
 		return p.Bespoke
 	}
 	s := p.Spec
@@ -32,6 +35,9 @@ func (p Preset) Summary() string {
 	}
 	if s.Tolerance > 0 {
 		parts = append(parts, "tolerance "+s.Tolerance.String())
+	}
+	if p.BodyUnsigned {
+		parts = append(parts, "body not signed")
 	}
 	return strings.Join(parts, ", ")
 }

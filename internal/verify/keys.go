@@ -1,0 +1,80 @@
+package verify
+
+import (
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+)
+
+// GenerateKeys makes a fresh key for a preset: the secret that goes in
+// routes.yaml and the key `hookgate send` signs with. They are the same
+// string for shared-secret schemes; for public-key schemes the first is the
+// public key and the second the private one. For tests and trials only: real
+// keys come from the provider.
+func GenerateKeys(p Preset) (secret, signingKey string, err error) {
+	switch p.Name {
+	case "plaid":
+		priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			return "", "", err
+		}
+		b64 := base64.RawURLEncoding.EncodeToString
+		x, y, d := make([]byte, 32), make([]byte, 32), make([]byte, 32)
+		priv.X.FillBytes(x)
+		priv.Y.FillBytes(y)
+		priv.D.FillBytes(d)
+		kid := randomHex(8)
+		pub := jwk{Kty: "EC", Crv: "P-256", Kid: kid, X: b64(x), Y: b64(y)}
+		full := pub
+		full.D = b64(d)
+		pubJSON, _ := json.Marshal(pub)
+		privJSON, _ := json.Marshal(full)
+		return string(pubJSON), string(privJSON), nil
+	case "adyen":
+		k := randomHex(32)
+		return k, k, nil
+	case "basic-auth", "postmark":
+		s := "hookgate:" + randomHex(12)
+		return s, s, nil
+	}
+	switch p.Spec.Algorithm {
+	case "ed25519":
+		pub, priv, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			return "", "", err
+		}
+		if p.Spec.SecretEncoding == "whpk" {
+			return "whpk_" + base64.StdEncoding.EncodeToString(pub), "whsk_" + base64.StdEncoding.EncodeToString(priv), nil
+		}
+		return hex.EncodeToString(pub), hex.EncodeToString(priv.Seed()), nil
+	case "ecdsa-p256-sha256":
+		priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			return "", "", err
+		}
+		pubDER, err := x509.MarshalPKIXPublicKey(&priv.PublicKey)
+		if err != nil {
+			return "", "", err
+		}
+		privDER, err := x509.MarshalPKCS8PrivateKey(priv)
+		if err != nil {
+			return "", "", err
+		}
+		return base64.StdEncoding.EncodeToString(pubDER), base64.StdEncoding.EncodeToString(privDER), nil
+	}
+	switch p.Spec.SecretEncoding {
+	case "whsec":
+		k := "whsec_" + base64.StdEncoding.EncodeToString([]byte(randomHex(12)))
+		return k, k, nil
+	case "hex":
+		k := randomHex(32)
+		return k, k, nil
+	}
+	k := "hg_test_" + randomHex(16)
+	return k, k, nil
+}
