@@ -293,7 +293,8 @@ func (p *parser) str(n *yaml.Node, what string) string {
 
 func (p *parser) expanded(n *yaml.Node, what string) string {
 	s := p.str(n, what)
-	if p.expand == nil || s == "" {
+	// A JSON object (a JWK public key) is a value, not a placeholder.
+	if p.expand == nil || s == "" || strings.HasPrefix(s, `{"`) {
 		return s
 	}
 	out, err := p.expand(s)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -220,4 +221,21 @@ func FuzzParse(f *testing.F) {
 			t.Fatal("a config without sources was accepted")
 		}
 	})
+}
+
+func TestJSONSecretsAreNotPlaceholders(t *testing.T) {
+	yaml := "upstreams:\n  u:\n    url: http://x\nsources:\n  s:\n    path: /h\n    provider: plaid\n    secrets: ['{\"kty\":\"EC\",\"kid\":\"k1\"}', \"{env.JWK}\"]\n"
+	cfg, err := Parse("r.yaml", []byte(yaml), Options{Expand: func(s string) (string, error) {
+		if s == "{env.JWK}" {
+			return `{"kty":"EC","kid":"k2"}`, nil
+		}
+		return "", fmt.Errorf("unrecognized placeholder %s", s)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.Sources[0].Secrets
+	if len(got) != 2 || got[0] != `{"kty":"EC","kid":"k1"}` || got[1] != `{"kty":"EC","kid":"k2"}` {
+		t.Fatalf("secrets %q", got)
+	}
 }

@@ -1,6 +1,15 @@
 // Generates webhook signature fixtures using the providers' official SDKs.
 // Prints a JSON array to stdout. Output is deterministic: every timestamp,
-// message id and secret is fixed below.
+// message id, secret and key pair is fixed below (key pairs were generated
+// once with node:crypto and hard-coded; ECDSA signatures, which node:crypto
+// randomises, were produced once and are hard-coded in FIXED_ECDSA).
+//
+// Where a provider's SDK can sign, it signs. Where the SDK only verifies, the
+// request is signed with node:crypto and the SDK's verifier must accept it
+// ("node:crypto checked by <pkg>@<version>"). Where there is no official
+// Node SDK, the request is signed with node:crypto following the provider's
+// documentation ("node:crypto per <docs URL>"); crosscheck.py re-derives
+// every signature independently with the Python standard library.
 //
 //   cd internal/verify/testdata/sdk && npm ci && node generate.mjs > ../sdk_fixtures.json
 
@@ -8,11 +17,28 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { strict as assert } from "node:assert";
+import crypto, { createHash, createHmac } from "node:crypto";
 
 import Stripe from "stripe";
 import { Webhook as SvixWebhook } from "svix";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { sign as githubSign, verify as githubVerify } from "@octokit/webhooks-methods";
+import { isValidSlackRequest } from "@slack/bolt";
+import "@shopify/shopify-api/adapters/web-api";
+import { shopifyApi, ApiVersion, LogSeverity } from "@shopify/shopify-api";
+import { verifyWebhook as clerkVerifyWebhook } from "@clerk/backend/webhooks";
+import { Resend } from "resend";
+import twilio from "twilio";
+import { EventWebhook } from "@sendgrid/eventwebhook";
+import { verifyKey as discordVerifyKey } from "discord-interactions";
+import { WebhooksHelper as SquareWebhooksHelper } from "square";
+import { Paddle } from "@paddle/paddle-node-sdk";
+import { AwsLambdaReceiver as ZoomAwsLambdaReceiver } from "@zoom/rivet/users";
+import { LinearWebhookClient } from "@linear/sdk/webhooks";
+import hubspot from "@hubspot/api-client";
+import adyen from "@adyen/api-library";
+import Mux from "@mux/mux-node";
+import coinbaseCommerce from "coinbase-commerce-node";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -276,4 +302,4 @@ const fixtures = [];
   }
 }
 
-process.stdout.write(JSON.stringify(fixtures, null, 2) + "\n");
+//@@NEW@@
