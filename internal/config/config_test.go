@@ -229,7 +229,10 @@ func TestJSONSecretsAreNotPlaceholders(t *testing.T) {
 		if s == "{env.JWK}" {
 			return `{"kty":"EC","kid":"k2"}`, nil
 		}
-		return "", fmt.Errorf("unrecognized placeholder %s", s)
+		if strings.Contains(s, "{") {
+			return "", fmt.Errorf("unrecognized placeholder %s", s)
+		}
+		return s, nil
 	}})
 	if err != nil {
 		t.Fatal(err)
