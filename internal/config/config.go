@@ -558,7 +558,8 @@ func (p *parser) source(key, n *yaml.Node) *Source {
 	case src.Provider != "" && src.Verify != nil:
 		p.errorf(key, "%s: provider and verify exclude each other", what)
 	}
-	if len(src.Secrets) == 0 {
+	// A preset may learn its secret in a handshake; the pipeline checks those.
+	if len(src.Secrets) == 0 && src.Provider == "" {
 		at := src.SecretsPos
 		if at.Line == 0 {
 			at = src.Pos

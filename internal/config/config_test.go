@@ -121,7 +121,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown upstream", source("    default: [legcy]\n"), "routes.yaml:9:14: source s.default: unknown upstream \"legcy\" (defined: legacy)"},
 		{"bad duration", base + "  b:\n    url: http://x\n    timeout: 5 minutes\n" + strings.TrimPrefix(source(""), base), "routes.yaml:6:14: upstream b.timeout: invalid duration \"5 minutes\""},
 		{"bad size", "max_body: lots\n" + source(""), "routes.yaml:1:11: max_body: invalid size"},
-		{"no secret", base + "sources:\n  s:\n    path: /hook\n    provider: github\n    secrets: [\"{env.NOPE}\"]\n", "routes.yaml:8:5: source s: no secret configured"},
+		{"no secret", base + "sources:\n  s:\n    path: /hook\n    verify:\n      header: X\n    secrets: [\"{env.NOPE}\"]\n", "routes.yaml:9:5: source s: no secret configured"},
 		{"path without slash", strings.Replace(source(""), "/hook", "hook", 1), "path must start with /"},
 		{"provider and verify", source("    verify:\n      header: X\n"), "provider and verify exclude each other"},
 		{"neither provider nor verify", base + "sources:\n  s:\n    path: /hook\n    secrets: [x]\n", "set provider (a preset) or verify"},

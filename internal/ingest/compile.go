@@ -98,6 +98,13 @@ func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 			dedupKey = preset.DedupKey
 			dedupPos = src.ProviderPos
 		}
+		if len(src.Secrets) == 0 && !preset.LearnsSecret {
+			at := src.SecretsPos
+			if at.Line == 0 {
+				at = src.Pos
+			}
+			return nil, cfg.Errorf(at, "source %s: no secret configured (or every placeholder in secrets is empty)", src.Name)
+		}
 		scheme, err = preset.Compile(src.Secrets, verify.Options{Tolerance: src.Tolerance})
 		if err != nil {
 			return nil, cfg.Errorf(src.SecretsPos, "source %s: %v", src.Name, err)

@@ -43,6 +43,19 @@ func (p *Pipeline) Attach(st store.Store, notify func(upstream string), log *zap
 		notify = func(string) {}
 	}
 	p.store, p.notify, p.log, p.now = st, notify, log, now
+	for _, src := range p.sources {
+		learner, ok := src.scheme.(verify.Learner)
+		if !ok {
+			continue
+		}
+		secrets, err := st.LearnedSecrets(src.name)
+		if err != nil {
+			log.Error("loading learned secrets", zap.String("source", src.name), zap.Error(err))
+		}
+		for _, secret := range secrets {
+			learner.Learn(secret)
+		}
+	}
 }
 
 // Upstreams returns the delivery configuration of every upstream.
@@ -92,7 +105,7 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		plain(w, http.StatusBadRequest, "a GET carries no body")
 		return
 	}
-	if src.answerHandshake(w, r, body, src.unsignedHandshakes) {
+	if p.answerHandshake(w, r, src, body, src.unsignedHandshakes) {
 		return
 	}
 	now := p.now()
@@ -102,7 +115,7 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.reject(src, verify.Reason(err), nil)
 		return
 	}
-	if src.answerHandshake(w, r, body, src.signedHandshakes) {
+	if p.answerHandshake(w, r, src, body, src.signedHandshakes) {
 		p.log.Debug("handshake answered", zap.String("source", src.name))
 		return
 	}
@@ -227,19 +240,37 @@ func (s *source) hasHandshakes() bool {
 	return len(s.unsignedHandshakes)+len(s.signedHandshakes) > 0
 }
 
-// answerHandshake answers the request if it is one of the handshakes.
-func (s *source) answerHandshake(w http.ResponseWriter, r *http.Request, body []byte, handshakes []*verify.Handshake) bool {
+// answerHandshake answers the request if it is one of the handshakes. A
+// secret the handshake establishes is stored before the answer goes out.
+func (p *Pipeline) answerHandshake(w http.ResponseWriter, r *http.Request, s *source, body []byte, handshakes []*verify.Handshake) bool {
 	if len(handshakes) == 0 {
 		return false
 	}
 	hr := &verify.HandshakeRequest{
 		Method: r.Method, Header: r.Header, Query: r.URL.Query(), Body: body,
-		Secrets: s.secrets, VerifyToken: s.verifyToken,
+		Secrets: s.secrets, VerifyToken: s.verifyToken, KnownSecrets: len(s.secrets),
+	}
+	learner, learns := s.scheme.(verify.Learner)
+	if learns {
+		hr.KnownSecrets = learner.Known()
 	}
 	for _, h := range handshakes {
 		resp, ok := h.Answer(hr)
 		if !ok {
 			continue
+		}
+		if resp.Learn != "" {
+			if !learns {
+				continue
+			}
+			if err := p.store.AddLearnedSecret(r.Context(), s.name, resp.Learn); err != nil {
+				w.Header().Set("Retry-After", retryAfterSeconds)
+				plain(w, http.StatusServiceUnavailable, "storage unavailable, retry later")
+				p.log.Error("storing a handshake secret", zap.String("source", s.name), zap.Error(err))
+				return true
+			}
+			learner.Learn(resp.Learn)
+			p.log.Info("secret established by handshake", zap.String("source", s.name), zap.String("handshake", h.Name))
 		}
 		for k, v := range resp.Header {
 			w.Header()[k] = v

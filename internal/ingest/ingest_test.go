@@ -309,13 +309,19 @@ func TestCompileErrors(t *testing.T) {
 		{"bad dedup key", "    provider: github\n    secrets: [x]\n    dedup:\n      key: 'headers[['\n", "routes.yaml:10:12: source s: dedup.key: invalid expression"},
 		{"schema missing", "    provider: github\n    secrets: [x]\n    routes:\n      - schema: ./nope.json\n        to: [legacy]\n", "routes.yaml:10:17: route line 10: schema"},
 		{"schema invalid", "    provider: github\n    secrets: [x]\n    routes:\n      - schema: " + badSchema + "\n        to: [legacy]\n", "routes.yaml:10:17"},
+		{"no secret for a preset", "    provider: github\n    secrets: [\"{env.UNSET}\"]\n", "routes.yaml:8:5: source s: no secret configured"},
 		{"bad whsec secret", "    provider: svix\n    secrets: [\"whsec_***\"]\n", "routes.yaml:8:5: source s: secret 1: not a whsec_ base64 secret"},
 		{"bad declarative scheme", "    verify:\n      header: X\n      algorithm: md5\n    secrets: [x]\n", "routes.yaml:7:5: source s: unknown algorithm"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			yaml := "upstreams:\n  legacy:\n    url: http://x\nsources:\n  s:\n    path: /h\n" + c.source
-			cfg, err := config.Parse(filepath.Join(dir, "routes.yaml"), []byte(yaml), config.Options{})
+			cfg, err := config.Parse(filepath.Join(dir, "routes.yaml"), []byte(yaml), config.Options{Expand: func(s string) (string, error) {
+				if strings.HasPrefix(s, "{env.") {
+					return "", nil // unset, as Caddy expands it
+				}
+				return s, nil
+			}})
 			if err != nil {
 				t.Fatalf("config: %v", err)
 			}

@@ -26,6 +26,7 @@ import (
 //	deliveries  id(16) ‖ index(2)           → delivery (JSON)
 //	attempts    id(16) ‖ index(2) ‖ n(4)    → attempt (JSON)
 //	queue/<upstream>  dueUnixNano(8) ‖ id(16) ‖ index(2) → empty
+//	secrets     source 0x00 seq(8)          → a secret learned in a handshake
 var (
 	bucketEvents     = []byte("events")
 	bucketBodies     = []byte("bodies")
@@ -34,6 +35,7 @@ var (
 	bucketAttempts   = []byte("attempts")
 	bucketQueue      = []byte("queue")
 	bucketMeta       = []byte("meta")
+	bucketSecrets    = []byte("secrets")
 )
 
 const schemaVersion = 1
@@ -102,7 +104,7 @@ func OpenBolt(path string, opts Options) (*Bolt, error) {
 	}
 	var lastID ID
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketEvents, bucketBodies, bucketDedup, bucketDeliveries, bucketAttempts, bucketQueue, bucketMeta} {
+		for _, name := range [][]byte{bucketEvents, bucketBodies, bucketDedup, bucketDeliveries, bucketAttempts, bucketQueue, bucketMeta, bucketSecrets} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
@@ -564,4 +566,31 @@ func (s *Bolt) QueuedUpstreams() ([]string, error) {
 		})
 	})
 	return names, err
+}
+
+// LearnedSecrets implements Store.
+func (s *Bolt) LearnedSecrets(source string) ([]string, error) {
+	var out []string
+	prefix := append([]byte(source), 0)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketSecrets).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			out = append(out, string(v))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// AddLearnedSecret implements Store.
+func (s *Bolt) AddLearnedSecret(ctx context.Context, source, secret string) error {
+	return s.update(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketSecrets)
+		seq, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		key := binary.BigEndian.AppendUint64(append([]byte(source), 0), seq)
+		return b.Put(key, []byte(secret))
+	})
 }

@@ -132,6 +132,10 @@ type Store interface {
 	Record(ctx context.Context, o Outcome) error
 	// Event returns one event with its deliveries and attempts.
 	Event(id ID) (*EventRecord, error)
+	// LearnedSecrets returns the secrets handshakes established for a source.
+	LearnedSecrets(source string) ([]string, error)
+	// AddLearnedSecret durably stores a secret a handshake established.
+	AddLearnedSecret(ctx context.Context, source, secret string) error
 	// QueuedUpstreams names the upstreams that have pending deliveries.
 	QueuedUpstreams() ([]string, error)
 	// Close stops writes and releases the store.

@@ -21,6 +21,8 @@ type HandshakeRequest struct {
 	Secrets []string
 	// VerifyToken is the source's verify_token, for Meta's subscription check.
 	VerifyToken string
+	// KnownSecrets counts the secrets the source holds, configured or learned.
+	KnownSecrets int
 }
 
 // HandshakeResponse is the synchronous answer a provider requires.
@@ -29,6 +31,9 @@ type HandshakeResponse struct {
 	ContentType string
 	Body        []byte
 	Header      http.Header
+	// Learn is a secret the handshake establishes, to be stored before the
+	// response is sent.
+	Learn string
 }
 
 // Handshake answers a provider's endpoint check. It is never stored or

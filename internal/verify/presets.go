@@ -33,6 +33,9 @@ type Preset struct {
 	// KeyKind says what `secrets` hold: a shared secret (default), a public
 	// key, or a token.
 	KeyKind string `json:"key_kind,omitempty"`
+	// LearnsSecret marks schemes whose secret arrives in a handshake; such
+	// a source may start without secrets.
+	LearnsSecret bool `json:"learns_secret,omitempty"`
 	// BodyUnsigned marks schemes that check a shared token but do not sign
 	// the body: they prove who sent it, TLS alone protects what was sent.
 	BodyUnsigned bool `json:"body_unsigned,omitempty"`

@@ -139,6 +139,11 @@ func SampleEvent(preset, key string, now time.Time) (Sample, error) {
 			"X-Event-Name", "order_created"), nil
 	case "coinbase-commerce":
 		return jsonSample(obj{"id": uuid(), "attempt_number": 1, "event": obj{"id": uuid(), "type": "charge:created", "created_at": now.UTC().Format(time.RFC3339)}}), nil
+	case "contentful":
+		return jsonSample(obj{"sys": obj{"type": "Entry", "id": id, "revision": 1}, "fields": obj{"title": obj{"en-US": "Hookgate"}}},
+			"X-Contentful-Topic", "ContentManagement.Entry.publish", "X-Contentful-Idempotency-Key", randomHex(32)), nil
+	case "asana":
+		return jsonSample(obj{"events": []obj{{"action": "changed", "created_at": now.UTC().Format(time.RFC3339), "resource": obj{"gid": id, "resource_type": "task"}, "user": obj{"gid": "1"}}}}), nil
 	case "jira":
 		return jsonSample(obj{"timestamp": now.UnixMilli(), "webhookEvent": "jira:issue_created", "issue": obj{"id": id, "key": "HG-1"}}, "X-Atlassian-Webhook-Identifier", id), nil
 	case "okta":
@@ -170,6 +175,10 @@ func SignSample(p Preset, key string, s Sample, target string, now time.Time) (h
 		signer = &twilio{}
 	case "plaid":
 		signer = &plaid{}
+	case "contentful":
+		signer = &contentful{}
+	case "asana":
+		signer = &asana{}
 	case "linear":
 		signer = mustSigner(Spec{Algorithm: "hmac-sha256", Header: "Linear-Signature", Encoding: "hex"})
 	default:

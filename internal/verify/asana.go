@@ -1,0 +1,93 @@
+package verify
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"sync"
+)
+
+// Learner is a scheme whose secret arrives in a handshake (Asana's
+// X-Hook-Secret) rather than from configuration.
+type Learner interface {
+	Scheme
+	// Learn adds a secret established by a handshake.
+	Learn(secret string)
+	// Known counts the secrets the scheme holds, configured or learned.
+	Known() int
+}
+
+// asana verifies X-Hook-Signature, the hex HMAC-SHA256 of the body under
+// the secret Asana sent in the X-Hook-Secret handshake.
+type asana struct {
+	mu      sync.RWMutex
+	secrets [][]byte
+}
+
+func newAsana(secrets []string, _ Options) (Scheme, error) {
+	a := &asana{}
+	for _, s := range secrets {
+		a.secrets = append(a.secrets, []byte(s))
+	}
+	return a, nil
+}
+
+func (a *asana) Learn(secret string) {
+	a.mu.Lock()
+	a.secrets = append(a.secrets, []byte(secret))
+	a.mu.Unlock()
+}
+
+func (a *asana) Known() int {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return len(a.secrets)
+}
+
+func (a *asana) Verify(r *Request) error {
+	header := r.Header.Get("X-Hook-Signature")
+	if header == "" {
+		return ErrMissingSignature
+	}
+	sig, err := hex.DecodeString(header)
+	if err != nil || len(sig) != sha256.Size {
+		return ErrMalformedSignature
+	}
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	for _, secret := range a.secrets {
+		mac := hmac.New(sha256.New, secret)
+		mac.Write(r.Body)
+		if hmac.Equal(mac.Sum(nil), sig) {
+			return nil
+		}
+	}
+	return ErrInvalidSignature
+}
+
+// Sign signs a body as Asana does.
+func (a *asana) Sign(key string, msg Message) (http.Header, error) {
+	mac := hmac.New(sha256.New, []byte(key))
+	mac.Write(msg.Body)
+	h := http.Header{}
+	h.Set("X-Hook-Signature", hex.EncodeToString(mac.Sum(nil)))
+	return h, nil
+}
+
+// asanaHookSecret answers Asana's handshake: a POST carrying X-Hook-Secret,
+// echoed back, whose value becomes the source's secret. It is unsigned by
+// design, so it is accepted only while the source has no secret at all;
+// afterwards anyone could otherwise plant a secret of their own.
+var asanaHookSecret = &Handshake{Name: "asana X-Hook-Secret", Unsigned: true, Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+	secret := r.Header.Get("X-Hook-Secret")
+	if r.Method != http.MethodPost || secret == "" {
+		return nil, false
+	}
+	if r.KnownSecrets > 0 || len(secret) > maxChallenge {
+		return &HandshakeResponse{Status: http.StatusForbidden, ContentType: "text/plain; charset=utf-8",
+			Body: []byte("a secret is already established for this endpoint")}, true
+	}
+	return &HandshakeResponse{Status: http.StatusOK, ContentType: "text/plain; charset=utf-8",
+		Header: http.Header{"X-Hook-Secret": {secret}}, Learn: secret}, true
+}}
