@@ -56,12 +56,16 @@ func (c *contentful) Verify(r *Request) error {
 	if err := CheckTolerance(time.UnixMilli(ts), r.Now, c.tolerance); err != nil {
 		return err
 	}
+	// Contentful lists only headers it sends; a listed header that is absent
+	// means the list was damaged, though the toolkit would skip it.
 	picked := map[string]string{}
 	for _, name := range strings.Split(r.Header.Get(contentfulSignedHeaders), ",") {
 		name = strings.ToLower(strings.TrimSpace(name))
-		if vals := r.Header.Values(name); len(vals) > 0 {
-			picked[name] = strings.TrimSpace(vals[0])
+		vals := r.Header.Values(name)
+		if len(vals) == 0 {
+			return ErrMalformedSignature
 		}
+		picked[name] = strings.TrimSpace(vals[0])
 	}
 	path, err := requestPath(r.URL)
 	if err != nil {

@@ -1690,49 +1690,88 @@ const DOCS = {
   // bitbucket
   {
     const secret = "bb-hookgate-secret-4f7a";
-    const payload = compact({
-      push: { changes: [{ new: { type: "branch", name: "main", target: { hash: "6113728f27ae82c7b1a177c8d03f9e96e0adf246" } }, old: { type: "branch", name: "main", target: { hash: "0ab1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9" } } }] },
-      repository: { type: "repository", full_name: "hookgate/hookgate", uuid: "{7e3c0b2a-1d4f-4a6e-9c8b-5f2e1d0c3b4a}" },
-      actor: { type: "user", display_name: "Ada Lovelace", uuid: "{1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d}" },
-    });
-    docsFixture("bitbucket", {
-      secret,
-      payload,
-      headers: {
-        "Content-Type": "application/json",
-        "User-Agent": "Bitbucket-Webhooks/2.0",
-        "X-Event-Key": "repo:push",
-        "X-Hook-UUID": "4f2d6b8a-0c1e-4a3b-9d5f-7e8a9b0c1d2e",
-        "X-Request-UUID": "9c1e3a5b-7d9f-4b2d-8f4a-6c8e0a2c4e6f",
-        "X-Attempt-Number": "1",
-        "X-Hub-Signature": "sha256=" + hmac("sha256", secret, payload, "hex"),
-      },
-      note: "Bitbucket Cloud repo:push",
-    });
+    const repo = { type: "repository", full_name: "hookgate/hookgate", uuid: "{7e3c0b2a-1d4f-4a6e-9c8b-5f2e1d0c3b4a}" };
+    const actor = { type: "user", display_name: "Ada Lovelace", uuid: "{1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d}" };
+    const cases = [
+      [
+        "repo:push",
+        "9c1e3a5b-7d9f-4b2d-8f4a-6c8e0a2c4e6f",
+        compact({
+          push: { changes: [{ new: { type: "branch", name: "main", target: { hash: "6113728f27ae82c7b1a177c8d03f9e96e0adf246" } }, old: { type: "branch", name: "main", target: { hash: "0ab1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9" } } }] },
+          repository: repo,
+          actor,
+        }),
+        "Bitbucket Cloud repo:push",
+      ],
+      [
+        "pullrequest:created",
+        "1d3f5b7a-9c2e-4d6f-8a1b-3c5e7f9a2b4d",
+        compact({
+          pullrequest: { id: 7, title: "Übersetzung: README → Deutsch", state: "OPEN", source: { branch: { name: "docs/de" } }, destination: { branch: { name: "main" } } },
+          repository: repo,
+          actor,
+        }),
+        "Bitbucket Cloud pullrequest:created, non-ASCII UTF-8",
+      ],
+    ];
+    for (const [event, requestUUID, payload, note] of cases) {
+      docsFixture("bitbucket", {
+        secret,
+        payload,
+        headers: {
+          "Content-Type": "application/json",
+          "User-Agent": "Bitbucket-Webhooks/2.0",
+          "X-Event-Key": event,
+          "X-Hook-UUID": "4f2d6b8a-0c1e-4a3b-9d5f-7e8a9b0c1d2e",
+          "X-Request-UUID": requestUUID,
+          "X-Attempt-Number": "1",
+          "X-Hub-Signature": "sha256=" + hmac("sha256", secret, payload, "hex"),
+        },
+        note,
+      });
+    }
   }
 
   // jira
   {
     const secret = "jira-hookgate-secret-9b2c";
-    const payload = compact({
-      timestamp: TS_MS,
-      webhookEvent: "jira:issue_created",
-      issue_event_type_name: "issue_created",
-      user: { accountId: "5b10ac8d82e05b22cc7d4ef5", displayName: "Ada Lovelace" },
-      issue: { id: "10001", key: "HG-1", fields: { summary: "Vérifier la signature", issuetype: { name: "Bug" }, project: { key: "HG" } } },
-    });
-    docsFixture("jira", {
-      secret,
-      payload,
-      headers: {
-        "Content-Type": "application/json",
-        "X-Atlassian-Webhook-Identifier": "1767225600-10001-1",
-        "X-Hub-Signature": "sha256=" + hmac("sha256", secret, payload, "hex"),
-      },
-      note: "Jira Cloud jira:issue_created (admin webhook with a secret)",
-    });
+    const user = { accountId: "5b10ac8d82e05b22cc7d4ef5", displayName: "Ada Lovelace" };
+    const cases = [
+      [
+        "1767225600-10001-1",
+        compact({
+          timestamp: TS_MS,
+          webhookEvent: "jira:issue_created",
+          issue_event_type_name: "issue_created",
+          user,
+          issue: { id: "10001", key: "HG-1", fields: { summary: "Vérifier la signature", issuetype: { name: "Bug" }, project: { key: "HG" } } },
+        }),
+        "Jira Cloud jira:issue_created (admin webhook with a secret)",
+      ],
+      [
+        "1767225600-10001-2",
+        compact({
+          timestamp: TS_MS + 250,
+          webhookEvent: "comment_created",
+          comment: { id: "10050", body: "Fixed in {{v1.2.3}} — see HG-2", author: user, created: "2026-01-01T00:00:00.250+0000" },
+          issue: { id: "10001", key: "HG-1", fields: { summary: "Vérifier la signature" } },
+        }),
+        "Jira Cloud comment_created",
+      ],
+    ];
+    for (const [identifier, payload, note] of cases) {
+      docsFixture("jira", {
+        secret,
+        payload,
+        headers: {
+          "Content-Type": "application/json",
+          "X-Atlassian-Webhook-Identifier": identifier,
+          "X-Hub-Signature": "sha256=" + hmac("sha256", secret, payload, "hex"),
+        },
+        note,
+      });
+    }
   }
-
   // gitlab: plain token comparison.
   {
     const secret = "glwt-hookgate-7d1f3b5a9c";
@@ -1843,109 +1882,200 @@ const DOCS = {
   // typeform
   {
     const secret = "tf-hookgate-secret-5c7e9a";
-    const payload = compact({
-      event_id: "01KDX3H0GZ8YH3Y8K0B1W6V2QJ",
-      event_type: "form_response",
-      form_response: {
-        form_id: "lT4Z3j",
-        token: "a3a12ec67a1365927098a606107fac15",
-        submitted_at: "2026-01-01T00:00:00Z",
-        definition: { id: "lT4Z3j", title: "Zufriedenheit" },
-        answers: [{ type: "choice", choice: { label: "Très bien" }, field: { id: "eRgf38Ql", type: "multiple_choice" } }],
-      },
-    });
-    docsFixture("typeform", {
-      secret,
-      payload,
-      headers: { "Content-Type": "application/json", "User-Agent": "Typeform Webhooks", "Typeform-Signature": "sha256=" + hmac("sha256", secret, payload, "base64") },
-      note: "Typeform form_response; signature is sha256= + base64",
-    });
+    const cases = [
+      [
+        compact({
+          event_id: "01KDX3H0GZ8YH3Y8K0B1W6V2QJ",
+          event_type: "form_response",
+          form_response: {
+            form_id: "lT4Z3j",
+            token: "a3a12ec67a1365927098a606107fac15",
+            submitted_at: "2026-01-01T00:00:00Z",
+            definition: { id: "lT4Z3j", title: "Zufriedenheit" },
+            answers: [{ type: "choice", choice: { label: "Très bien" }, field: { id: "eRgf38Ql", type: "multiple_choice" } }],
+          },
+        }),
+        "Typeform form_response; signature is sha256= + base64",
+      ],
+      [
+        compact({
+          event_id: "01KDX3H0H1A2B3C4D5E6F7G8H9",
+          event_type: "form_response",
+          form_response: {
+            form_id: "lT4Z3j",
+            token: "b4b23fd78b2476038109b717218abd26",
+            submitted_at: "2026-01-01T00:00:00Z",
+            answers: [{ type: "text", text: "Line one\nLine \"two\"", field: { id: "k9Pq2Rst", type: "long_text" } }],
+          },
+        }),
+        "Typeform form_response with escaped newline and quotes",
+      ],
+    ];
+    for (const [payload, note] of cases) {
+      docsFixture("typeform", {
+        secret,
+        payload,
+        headers: { "Content-Type": "application/json", "User-Agent": "Typeform Webhooks", "Typeform-Signature": "sha256=" + hmac("sha256", secret, payload, "base64") },
+        note,
+      });
+    }
   }
 
   // calendly
   {
     const secret = "cal-hookgate-signing-key-2e4f6a8c";
-    const payload = compact({
-      created_at: "2026-01-01T00:00:00.000000Z",
-      created_by: "https://api.calendly.com/users/AAAAAAAAAAAAAAAA",
-      event: "invitee.created",
-      payload: {
-        email: "ada@example.com",
-        name: "Ada Lovelace",
-        uri: "https://api.calendly.com/scheduled_events/GBGBDCAADAEDCRZ2/invitees/AAAAAAAAAAAAAAAA",
-        scheduled_event: { uri: "https://api.calendly.com/scheduled_events/GBGBDCAADAEDCRZ2", name: "30 Minute Meeting", start_time: "2026-01-05T15:00:00.000000Z" },
-        status: "active",
-      },
+    const invitee = (status) => ({
+      email: "ada@example.com",
+      name: "Ada Lovelace",
+      uri: "https://api.calendly.com/scheduled_events/GBGBDCAADAEDCRZ2/invitees/AAAAAAAAAAAAAAAA",
+      scheduled_event: { uri: "https://api.calendly.com/scheduled_events/GBGBDCAADAEDCRZ2", name: "30 Minute Meeting", start_time: "2026-01-05T15:00:00.000000Z" },
+      status,
     });
-    docsFixture("calendly", {
-      secret,
-      payload,
-      headers: { "Content-Type": "application/json", "Calendly-Webhook-Signature": `t=${TS},v1=${hmac("sha256", secret, `${TS}.${payload}`, "hex")}` },
-      note: "Calendly invitee.created; t=,v1= over t.body",
-    });
+    const cases = [
+      [
+        compact({ created_at: "2026-01-01T00:00:00.000000Z", created_by: "https://api.calendly.com/users/AAAAAAAAAAAAAAAA", event: "invitee.created", payload: invitee("active") }),
+        "Calendly invitee.created; t=,v1= over t.body",
+      ],
+      [
+        compact({
+          created_at: "2026-01-01T00:00:00.000000Z",
+          created_by: "https://api.calendly.com/users/AAAAAAAAAAAAAAAA",
+          event: "invitee.canceled",
+          payload: { ...invitee("canceled"), cancellation: { canceled_by: "Ada Lovelace", reason: "Conflit d'agenda", canceler_type: "invitee" } },
+        }),
+        "Calendly invitee.canceled, non-ASCII-free body with an apostrophe",
+      ],
+    ];
+    for (const [payload, note] of cases) {
+      docsFixture("calendly", {
+        secret,
+        payload,
+        headers: { "Content-Type": "application/json", "Calendly-Webhook-Signature": `t=${TS},v1=${hmac("sha256", secret, `${TS}.${payload}`, "hex")}` },
+        note,
+      });
+    }
   }
 
   // vercel
   {
     const secret = "vcl-hookgate-webhook-secret-1b3d";
-    const payload = compact({
-      id: "uev_hookgate0000000000000001",
-      type: "deployment.created",
-      createdAt: TS_MS,
-      payload: { deployment: { id: "dpl_2fHookgateDeployment0001", url: "hookgate-git-main-acme.vercel.app", name: "hookgate" }, project: { id: "prj_Hookgate0000000000000001" }, target: "production" },
-      region: "iad1",
-    });
-    docsFixture("vercel", {
-      secret,
-      payload,
-      headers: { "Content-Type": "application/json", "x-vercel-signature": hmac("sha1", secret, payload, "hex") },
-      note: "Vercel deployment.created; hex HMAC-SHA1 of the body",
-    });
+    const deployment = { id: "dpl_2fHookgateDeployment0001", url: "hookgate-git-main-acme.vercel.app", name: "hookgate" };
+    const cases = [
+      [
+        compact({
+          id: "uev_hookgate0000000000000001",
+          type: "deployment.created",
+          createdAt: TS_MS,
+          payload: { deployment, project: { id: "prj_Hookgate0000000000000001" }, target: "production" },
+          region: "iad1",
+        }),
+        "Vercel deployment.created; hex HMAC-SHA1 of the body",
+      ],
+      [
+        compact({
+          id: "uev_hookgate0000000000000002",
+          type: "deployment.succeeded",
+          createdAt: TS_MS + 1500,
+          payload: { deployment, project: { id: "prj_Hookgate0000000000000001" }, target: "production", links: { deployment: "https://vercel.com/acme/hookgate/2fHookgate" } },
+          region: "iad1",
+        }),
+        "Vercel deployment.succeeded",
+      ],
+    ];
+    for (const [payload, note] of cases) {
+      docsFixture("vercel", { secret, payload, headers: { "Content-Type": "application/json", "x-vercel-signature": hmac("sha1", secret, payload, "hex") }, note });
+    }
   }
 
   // sentry
   {
     const secret = "5f0b2d4c6e8a1b3d5f7a9c0e2b4d6f8a1c3e5b7d9f0a2c4e6b8d0f1a3c5e7b9d";
-    const payload = compact({
-      action: "created",
-      installation: { uuid: "7a485448-a9e2-4c85-8a3c-4f44175783c9" },
-      data: { issue: { id: "1170820242", shortId: "HOOKGATE-1", title: "TypeError: Cannot read properties of undefined", level: "error", status: "unresolved", project: { slug: "hookgate" } } },
-      actor: { type: "application", id: "sentry", name: "Sentry" },
-    });
-    docsFixture("sentry", {
-      secret,
-      payload,
-      headers: {
-        "Content-Type": "application/json",
-        "Request-ID": "e2c3a1d4-5b6f-4c7e-8d9a-0b1c2d3e4f5a",
-        "Sentry-Hook-Resource": "issue",
-        "Sentry-Hook-Timestamp": String(TS),
-        "Sentry-Hook-Signature": hmac("sha256", secret, payload, "hex"),
-      },
-      note: "Sentry integration issue.created; hex HMAC-SHA256 of the body (timestamp not signed)",
-    });
+    const cases = [
+      [
+        "issue",
+        "e2c3a1d4-5b6f-4c7e-8d9a-0b1c2d3e4f5a",
+        compact({
+          action: "created",
+          installation: { uuid: "7a485448-a9e2-4c85-8a3c-4f44175783c9" },
+          data: { issue: { id: "1170820242", shortId: "HOOKGATE-1", title: "TypeError: Cannot read properties of undefined", level: "error", status: "unresolved", project: { slug: "hookgate" } } },
+          actor: { type: "application", id: "sentry", name: "Sentry" },
+        }),
+        "Sentry integration issue.created; hex HMAC-SHA256 of the body (timestamp not signed)",
+      ],
+      [
+        "installation",
+        "f3d4b2e5-6c7a-4d8f-9e0b-1c2d3e4f5a6b",
+        compact({
+          action: "created",
+          installation: { uuid: "7a485448-a9e2-4c85-8a3c-4f44175783c9" },
+          data: { installation: { app: { uuid: "64bf2cf4-37ca-4365-8dd3-6b6e56d741b8", slug: "hookgate" }, organization: { slug: "acme" }, uuid: "7a485448-a9e2-4c85-8a3c-4f44175783c9", status: "installed" } },
+          actor: { type: "user", id: "1", name: "Zoë" },
+        }),
+        "Sentry installation.created",
+      ],
+    ];
+    for (const [resource, requestID, payload, note] of cases) {
+      docsFixture("sentry", {
+        secret,
+        payload,
+        headers: {
+          "Content-Type": "application/json",
+          "Request-ID": requestID,
+          "Sentry-Hook-Resource": resource,
+          "Sentry-Hook-Timestamp": String(TS),
+          "Sentry-Hook-Signature": hmac("sha256", secret, payload, "hex"),
+        },
+        note,
+      });
+    }
   }
 
   // postmark: HTTP Basic credentials; nothing is signed.
   {
-    const secret = "postmark-hooks:Xk9#mP2q:R7vL";
-    const payload = compact({
-      RecordType: "Delivery",
-      ServerID: 23,
-      MessageStream: "outbound",
-      MessageID: "883953f4-6105-42a2-a16a-77a8eac79483",
-      Recipient: "john@example.com",
-      Tag: "welcome-email",
-      DeliveredAt: "2026-01-01T00:00:00Z",
-      Details: "Test delivery webhook details",
-      Metadata: { a_key: "a_value" },
-    });
-    docsFixture("postmark", {
-      secret,
-      payload,
-      headers: { "Content-Type": "application/json", Authorization: "Basic " + Buffer.from(secret).toString("base64") },
-      note: "Postmark Delivery webhook with Basic auth; the password contains ':' (split at the first colon)",
-    });
+    const cases = [
+      [
+        "postmark-hooks:Xk9#mP2q:R7vL",
+        compact({
+          RecordType: "Delivery",
+          ServerID: 23,
+          MessageStream: "outbound",
+          MessageID: "883953f4-6105-42a2-a16a-77a8eac79483",
+          Recipient: "john@example.com",
+          Tag: "welcome-email",
+          DeliveredAt: "2026-01-01T00:00:00Z",
+          Details: "Test delivery webhook details",
+          Metadata: { a_key: "a_value" },
+        }),
+        "Postmark Delivery webhook with Basic auth; the password contains ':' (split at the first colon)",
+      ],
+      [
+        "hookgate:correct-horse-battery-staple",
+        compact({
+          RecordType: "Bounce",
+          ID: 4323372036854775807,
+          Type: "HardBounce",
+          TypeCode: 1,
+          MessageStream: "outbound",
+          MessageID: "9d2f4b6a-8c1e-4a3b-b5d7-f9e1a3c5b7d9",
+          Email: "nobody@example.com",
+          From: "sender@example.com",
+          BouncedAt: "2026-01-01T00:00:00Z",
+          Description: "The server was unable to deliver your message (ex: unknown user, mailbox not found).",
+          Inactive: true,
+          CanActivate: true,
+          Subject: "Test subject",
+        }),
+        "Postmark Bounce webhook with Basic auth",
+      ],
+    ];
+    for (const [secret, payload, note] of cases) {
+      docsFixture("postmark", {
+        secret,
+        payload,
+        headers: { "Content-Type": "application/json", Authorization: "Basic " + Buffer.from(secret).toString("base64") },
+        note,
+      });
+    }
   }
 
   // woocommerce: PHP json_encode output (escaped slashes), base64 HMAC-SHA256.
@@ -1965,10 +2095,26 @@ const DOCS = {
         "order.created",
         "order",
         "created",
+        "5f2b0c3e8d9a4b1c7e6f5a4b3c2d1e0f",
         "WooCommerce order.created; PHP-style body with escaped slashes (\\/)",
       ],
+      [
+        phpJSON({
+          id: 799,
+          name: "Hookgate mug",
+          slug: "hookgate-mug",
+          permalink: "https://shop.example.com/product/hookgate-mug/",
+          price: "12.00",
+          stock_status: "instock",
+        }),
+        "product.updated",
+        "product",
+        "updated",
+        "a1c3e5b7d9f0a2c4e6b8d0f1a3c5e7b9",
+        "WooCommerce product.updated",
+      ],
     ];
-    for (const [payload, topic, resource, event, note] of cases) {
+    for (const [payload, topic, resource, event, delivery, note] of cases) {
       docsFixture("woocommerce", {
         secret,
         payload,
@@ -1981,7 +2127,7 @@ const DOCS = {
           "X-WC-Webhook-Event": event,
           "X-WC-Webhook-Signature": hmac("sha256", secret, payload, "base64"),
           "X-WC-Webhook-ID": "12",
-          "X-WC-Webhook-Delivery-ID": "5f2b0c3e8d9a4b1c7e6f5a4b3c2d1e0f",
+          "X-WC-Webhook-Delivery-ID": delivery,
         },
         note,
       });
@@ -1991,18 +2137,33 @@ const DOCS = {
   // lemonsqueezy
   {
     const secret = "ls-hookgate-signing-secret-6d8f";
-    const payload = compact({
-      meta: { event_name: "order_created", custom_data: { user_id: "123" }, webhook_id: "c0b1a2f3-e4d5-4c6b-9a8f-7e6d5c4b3a21" },
-      data: { type: "orders", id: "1", attributes: { store_id: 1, identifier: "104e18a2-d755-4d4b-80c4-a6c1dcbe1c10", user_email: "ada@example.com", total: 999, currency: "USD", status: "paid" } },
-    });
-    docsFixture("lemonsqueezy", {
-      secret,
-      payload,
-      headers: { "Content-Type": "application/json", "X-Event-Name": "order_created", "X-Signature": hmac("sha256", secret, payload, "hex") },
-      note: "Lemon Squeezy order_created",
-    });
+    const cases = [
+      [
+        "order_created",
+        compact({
+          meta: { event_name: "order_created", custom_data: { user_id: "123" }, webhook_id: "c0b1a2f3-e4d5-4c6b-9a8f-7e6d5c4b3a21" },
+          data: { type: "orders", id: "1", attributes: { store_id: 1, identifier: "104e18a2-d755-4d4b-80c4-a6c1dcbe1c10", user_email: "ada@example.com", total: 999, currency: "USD", status: "paid" } },
+        }),
+        "Lemon Squeezy order_created",
+      ],
+      [
+        "subscription_created",
+        compact({
+          meta: { event_name: "subscription_created", webhook_id: "c0b1a2f3-e4d5-4c6b-9a8f-7e6d5c4b3a21", test_mode: true },
+          data: { type: "subscriptions", id: "1", attributes: { store_id: 1, customer_id: 1, product_name: "Hookgate Pro", variant_name: "Jährlich", status: "active", renews_at: "2027-01-01T00:00:00.000000Z" } },
+        }),
+        "Lemon Squeezy subscription_created (test mode), non-ASCII UTF-8",
+      ],
+    ];
+    for (const [event, payload, note] of cases) {
+      docsFixture("lemonsqueezy", {
+        secret,
+        payload,
+        headers: { "Content-Type": "application/json", "X-Event-Name": event, "X-Signature": hmac("sha256", secret, payload, "hex") },
+        note,
+      });
+    }
   }
-
   // okta: static Authorization header value.
   {
     const secret = "okta-hook-7c1e2f9a4b6d8e0f";
