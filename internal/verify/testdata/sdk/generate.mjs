@@ -1772,6 +1772,7 @@ const DOCS = {
       });
     }
   }
+
   // gitlab: plain token comparison.
   {
     const secret = "glwt-hookgate-7d1f3b5a9c";
@@ -1943,7 +1944,7 @@ const DOCS = {
           event: "invitee.canceled",
           payload: { ...invitee("canceled"), cancellation: { canceled_by: "Ada Lovelace", reason: "Conflit d'agenda", canceler_type: "invitee" } },
         }),
-        "Calendly invitee.canceled, non-ASCII-free body with an apostrophe",
+        "Calendly invitee.canceled with cancellation details",
       ],
     ];
     for (const [payload, note] of cases) {
@@ -2164,6 +2165,7 @@ const DOCS = {
       });
     }
   }
+
   // okta: static Authorization header value.
   {
     const secret = "okta-hook-7c1e2f9a4b6d8e0f";
@@ -2253,6 +2255,38 @@ const DOCS = {
           ],
         }),
         "WhatsApp Cloud API inbound text message; \\uXXXX-escaped body",
+      ],
+      [
+        "whatsapp",
+        "0e2c4a6b8d1f3e5a7c9b0d2f4a6c8e1b",
+        asciiJSON({
+          object: "whatsapp_business_account",
+          entry: [
+            {
+              id: "102290129340398",
+              changes: [
+                {
+                  value: {
+                    messaging_product: "whatsapp",
+                    metadata: { display_phone_number: "15550783881", phone_number_id: "106540352242922" },
+                    statuses: [{ id: "wamid.HBgLMTY1MDU1NTEyMzQVAgARGBI5QUNBNzRGRkQ2RjcwMjc4OTIA", status: "delivered", timestamp: String(TS), recipient_id: "16505551234" }],
+                  },
+                  field: "messages",
+                },
+              ],
+            },
+          ],
+        }),
+        "WhatsApp Cloud API message status (delivered)",
+      ],
+      [
+        "meta",
+        "6f1d3b5a7c9e0f2a4b6c8d0e1f3a5b7c",
+        asciiJSON({
+          object: "instagram",
+          entry: [{ id: "17841400000000000", time: TS, changes: [{ field: "comments", value: { id: "17865799348089039", text: "Trop bien 😍", from: { id: "232323232", username: "zoe.a" }, media: { id: "123123123" } } }] }],
+        }),
+        "Meta Instagram comments webhook; emoji as a \\uXXXX surrogate pair",
       ],
     ];
     for (const [provider, secret, payload, note] of cases) {
