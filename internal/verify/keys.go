@@ -24,10 +24,15 @@ func GenerateKeys(p Preset) (secret, signingKey string, err error) {
 			return "", "", err
 		}
 		b64 := base64.RawURLEncoding.EncodeToString
-		x, y, d := make([]byte, 32), make([]byte, 32), make([]byte, 32)
-		priv.X.FillBytes(x)
-		priv.Y.FillBytes(y)
-		priv.D.FillBytes(d)
+		point, err := priv.PublicKey.Bytes() // 0x04 ‖ x ‖ y
+		if err != nil {
+			return "", "", err
+		}
+		d, err := priv.Bytes()
+		if err != nil {
+			return "", "", err
+		}
+		x, y := point[1:33], point[33:]
 		kid := randomHex(8)
 		pub := jwk{Kty: "EC", Crv: "P-256", Kid: kid, X: b64(x), Y: b64(y)}
 		full := pub

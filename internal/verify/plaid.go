@@ -42,8 +42,8 @@ func (k *jwk) publicKey() (*ecdsa.PublicKey, error) {
 	if err1 != nil || err2 != nil || len(x) != 32 || len(y) != 32 {
 		return nil, fmt.Errorf("JWK x and y must be 32-byte base64url values")
 	}
-	pub := &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(x), Y: new(big.Int).SetBytes(y)}
-	if !pub.Curve.IsOnCurve(pub.X, pub.Y) {
+	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x...), y...))
+	if err != nil {
 		return nil, fmt.Errorf("JWK point is not on P-256")
 	}
 	return pub, nil
@@ -128,15 +128,14 @@ func (p *plaid) Sign(key string, msg Message) (http.Header, error) {
 	if err := json.Unmarshal([]byte(key), &k); err != nil || k.D == "" {
 		return nil, fmt.Errorf("plaid signing key must be a private JWK (with d)")
 	}
-	pub, err := k.publicKey()
-	if err != nil {
-		return nil, err
-	}
 	d, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(k.D, "="))
 	if err != nil {
 		return nil, fmt.Errorf("JWK d: %v", err)
 	}
-	priv := &ecdsa.PrivateKey{PublicKey: *pub, D: new(big.Int).SetBytes(d)}
+	priv, err := ecdsa.ParseRawPrivateKey(elliptic.P256(), d)
+	if err != nil {
+		return nil, fmt.Errorf("JWK d: %v", err)
+	}
 	sum := sha256.Sum256(msg.Body)
 	header, _ := json.Marshal(map[string]string{"alg": "ES256", "kid": k.Kid, "typ": "JWT"})
 	claims, _ := json.Marshal(map[string]any{"iat": msg.Time.Unix(), "request_body_sha256": hex.EncodeToString(sum[:])})

@@ -592,6 +592,18 @@ const DOCS = {
       }),
       note: "Shopify Events webhook (lower-case shopify-* headers), products/update",
     },
+    {
+      provider: "shopify-events",
+      topic: "orders/paid",
+      webhookId: "6e8a0c2e-4f6a-4b8c-9d0e-2f4a6c8e0a1b",
+      payload: compact({
+        id: "gid://shopify/Order/820982911946154508",
+        name: "#1001",
+        displayFinancialStatus: "PAID",
+        totalPriceSet: { shopMoney: { amount: "49.9", currencyCode: "EUR" } },
+      }),
+      note: "Shopify Events webhook orders/paid",
+    },
   ];
   for (const c of cases) {
     const signature = hmac("sha256", secret, c.payload, "base64");
@@ -1319,7 +1331,12 @@ const DOCS = {
       changeSource: "CRM",
     },
   ]);
+  const v1Batch = compact([
+    { eventId: 1767225601, subscriptionId: 2881780, portalId: 62515, appId: 1160452, occurredAt: TS_MS - 400, subscriptionType: "contact.propertyChange", attemptNumber: 0, objectId: 123, propertyName: "firstname", propertyValue: "Zoë", changeSource: "CRM" },
+    { eventId: 1767225602, subscriptionId: 2881781, portalId: 62515, appId: 1160452, occurredAt: TS_MS - 300, subscriptionType: "contact.deletion", attemptNumber: 1, objectId: 124, changeFlag: "DELETED", changeSource: "CRM" },
+  ]);
   const v2Url = urlFor("hubspot-v2", "?portalId=62515");
+  const v2GetUrl = urlFor("hubspot-v2", "?userId=12345&associatedObjectId=51&associatedObjectType=CONTACT&portalId=62515");
   const v2Body = compact({ callbackId: "ap-102670506-56776413549-7", origin: { portalId: 62515, actionDefinitionId: 1234 }, inputFields: { widgetName: "Ünïcode widget" } });
   const v3PostUrl = urlFor("hubspot-v3", "?portalId=62515");
   const v3PostBody = compact([
@@ -1329,7 +1346,9 @@ const DOCS = {
 
   const cases = [
     { provider: "hubspot-v1", version: "v1", method: "POST", url: urlFor("hubspot-v1"), payload: v1Body, note: "HubSpot v1: hex SHA-256 of client secret + body (webhooks API)" },
+    { provider: "hubspot-v1", version: "v1", method: "POST", url: urlFor("hubspot-v1"), payload: v1Batch, note: "HubSpot v1: batch of two events, non-ASCII property value" },
     { provider: "hubspot-v2", version: "v2", method: "POST", url: v2Url, payload: v2Body, note: "HubSpot v2: hex SHA-256 of client secret + method + URL + body (workflow action)" },
+    { provider: "hubspot-v2", version: "v2", method: "GET", url: v2GetUrl, payload: "", note: "HubSpot v2 on a GET with an empty body (CRM card fetch); URL query is signed" },
     { provider: "hubspot-v3", version: "v3", method: "POST", url: v3PostUrl, payload: v3PostBody, note: "HubSpot v3: base64 HMAC-SHA256 of method + URL + body + timestamp (ms)" },
     { provider: "hubspot-v3", version: "v3", method: "GET", url: v3GetUrl, payload: "", note: "HubSpot v3 on a GET with an empty body (CRM card fetch); URL query is signed" },
   ];
@@ -1464,13 +1483,28 @@ const DOCS = {
       }),
       note: "Mux video.asset.ready; SDK unwrap run with its clock pinned",
     },
+    {
+      payload: compact({
+        type: "video.live_stream.active",
+        object: { type: "live", id: "ZYX4vZCSL0201kPDY02a00kk6aGJh3AQy2B" },
+        id: "8a2e0d1c-4b7f-4c3e-9a5d-6f1b2c3d4e5f",
+        environment: { name: "Production", id: "j0863n" },
+        data: { status: "active", stream_key: "hidden", id: "ZYX4vZCSL0201kPDY02a00kk6aGJh3AQy2B", passthrough: "Live – Zürich" },
+        created_at: "2026-01-01T00:00:00.000000Z",
+        attempts: [],
+        accessor_source: null,
+        accessor: null,
+        request_id: null,
+      }),
+      note: "Mux video.live_stream.active, non-ASCII passthrough",
+    },
   ];
   for (const c of cases) {
     const signature = `t=${TS},v1=${hmac("sha256", secret, `${TS}.${c.payload}`, "hex")}`;
     const headers = { "Content-Type": "application/json", "Mux-Signature": signature };
     await at(TS + 10, async () => {
       const evt = await mux.webhooks.unwrap(c.payload, headers, secret);
-      assert.equal(evt.type, "video.asset.ready");
+      assert.equal(evt.type, JSON.parse(c.payload).type);
     });
     fixtures.push({ provider: "mux", sdk, secret, payload: c.payload, headers, timestamp: TS, note: c.note });
   }
@@ -1481,31 +1515,56 @@ const DOCS = {
   const sdk = sdkVersion("coinbase-commerce-node");
   const { Webhook } = coinbaseCommerce;
   const secret = "3c8f1a2e-9b7d-4c5e-a6f0-1d2e3f4a5b6c";
-  const payload = compact({
-    id: 1,
-    scheduled_for: "2026-01-01T00:00:00Z",
-    attempt_number: 1,
-    event: {
-      id: "24934862-d980-46cb-9402-43c81b0cdba6",
-      resource: "event",
-      type: "charge:confirmed",
-      api_version: "2018-03-22",
-      created_at: "2026-01-01T00:00:00Z",
-      data: { code: "66BEOV2A", name: "The Sovereign Individual", pricing_type: "fixed_price", pricing: { local: { amount: "100.00", currency: "USD" } } },
-    },
-  });
-  const signature = Webhook.computeSignature(payload, secret);
-  assert.equal(Webhook.verifySigHeader(payload, signature, secret), true);
-  assert.equal(Webhook.verifyEventBody(payload, signature, secret).type, "charge:confirmed");
-  fixtures.push({
-    provider: "coinbase-commerce",
-    sdk,
-    secret,
-    payload,
-    headers: { "Content-Type": "application/json", "X-CC-Webhook-Signature": signature },
-    timestamp: TS,
-    note: "Coinbase Commerce charge:confirmed, signed with the SDK's Webhook.computeSignature",
-  });
+  const cases = [
+    [
+      "charge:confirmed",
+      compact({
+        id: 1,
+        scheduled_for: "2026-01-01T00:00:00Z",
+        attempt_number: 1,
+        event: {
+          id: "24934862-d980-46cb-9402-43c81b0cdba6",
+          resource: "event",
+          type: "charge:confirmed",
+          api_version: "2018-03-22",
+          created_at: "2026-01-01T00:00:00Z",
+          data: { code: "66BEOV2A", name: "The Sovereign Individual", pricing_type: "fixed_price", pricing: { local: { amount: "100.00", currency: "USD" } } },
+        },
+      }),
+      "Coinbase Commerce charge:confirmed, signed with the SDK's Webhook.computeSignature",
+    ],
+    [
+      "charge:failed",
+      compact({
+        id: 2,
+        scheduled_for: "2026-01-01T00:00:00Z",
+        attempt_number: 2,
+        event: {
+          id: "3b5d7f9a-1c2e-4f6a-8b0d-2e4f6a8c0e1f",
+          resource: "event",
+          type: "charge:failed",
+          api_version: "2018-03-22",
+          created_at: "2026-01-01T00:00:00Z",
+          data: { code: "7X9KQ2LM", name: "Café subscription ☕", pricing_type: "fixed_price", pricing: { local: { amount: "4.50", currency: "EUR" } } },
+        },
+      }),
+      "Coinbase Commerce charge:failed (retry attempt 2), non-ASCII UTF-8",
+    ],
+  ];
+  for (const [type, payload, note] of cases) {
+    const signature = Webhook.computeSignature(payload, secret);
+    assert.equal(Webhook.verifySigHeader(payload, signature, secret), true);
+    assert.equal(Webhook.verifyEventBody(payload, signature, secret).type, type);
+    fixtures.push({
+      provider: "coinbase-commerce",
+      sdk,
+      secret,
+      payload,
+      headers: { "Content-Type": "application/json", "X-CC-Webhook-Signature": signature },
+      timestamp: TS,
+      note,
+    });
+  }
 }
 
 // ----------------------------------------------------------------- plaid ---
@@ -2230,7 +2289,7 @@ const DOCS = {
           object: "page",
           entry: [{ id: "1234567890", time: TS, changes: [{ field: "feed", value: { item: "comment", verb: "add", message: "Génial 👍", post_id: "1234567890_987654321", from: { id: "5555", name: "Zoë" } } }] }],
         }),
-        "Meta Page webhook; body has \\uXXXX-escaped non-ASCII and \\/ as Meta sends it",
+        "Meta Page webhook; non-ASCII sent as \\uXXXX escapes, as Meta sends it",
       ],
       [
         "whatsapp",
