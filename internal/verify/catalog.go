@@ -182,6 +182,8 @@ func init() {
 			Live:           `body["event-data"]?.flags?.["is-test-mode"] != true`,
 			Docs:           "https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks",
 			BespokeHeaders: []string{},
+			// Mailgun signs timestamp+token, not the event: the body is not covered.
+			BodyUnsigned: true,
 		},
 		Preset{
 			Name:        "bitbucket",
