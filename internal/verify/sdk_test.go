@@ -85,7 +85,7 @@ func TestOfficialSDKSignatures(t *testing.T) {
 
 // withoutSDKFixture lists presets checked by other tests instead: their
 // published vectors (vectors_extra.json) or the generic samples.
-var withoutSDKFixture = map[string]bool{"basic-auth": true, "asana": true, "contentful": true}
+var withoutSDKFixture = map[string]bool{"basic-auth": true, "asana": true}
 
 func presetBodyUnsigned(name string) bool {
 	p, _ := Lookup(name)

@@ -39,6 +39,7 @@ import hubspot from "@hubspot/api-client";
 import adyen from "@adyen/api-library";
 import Mux from "@mux/mux-node";
 import coinbaseCommerce from "coinbase-commerce-node";
+import { signRequest as contentfulSign, verifyRequest as contentfulVerify } from "@contentful/node-apps-toolkit";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -2391,6 +2392,44 @@ const DOCS = {
       payload,
       headers: headers(`${sig(oldSecret)},${sig(secret)}`),
       note: "PagerDuty during secret rotation: two v1 values, the first from an old secret not configured here",
+    });
+  }
+}
+
+// ----------------------------------------------------------- contentful ---
+// @contentful/node-apps-toolkit signs the canonical request (method, path
+// with query, signed headers, body); its verifier checks it (TTL 0: fixed time).
+{
+  const sdk = sdkVersion("@contentful/node-apps-toolkit");
+  const secret = "a2d9b2c5e6f7081923a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f901";
+  const cases = [
+    {
+      path: "/webhooks/contentful",
+      payload: JSON.stringify({ sys: { type: "Entry", id: "5KsDBWseXY6QegucYAoacS", revision: 3 }, fields: { title: { "en-US": "Hookgate" } } }),
+      note: "Contentful signed request: entry publish, Content-Type signed",
+    },
+    {
+      path: "/webhooks/contentful?env=master&space=s%20p&tag=caf%C3%A9",
+      payload: JSON.stringify({ sys: { type: "Asset", id: "nyancat" }, fields: { title: { "en-US": "Nyan \u00fc" } } }),
+      note: "Contentful signed request with a query string that needs escaping",
+    },
+  ];
+  for (const c of cases) {
+    const ts = TS * 1000 + 123;
+    const reqHeaders = { "Content-Type": "application/vnd.contentful.management.v1+json" };
+    const signed = contentfulSign(secret, { method: "POST", path: c.path, headers: reqHeaders, body: c.payload }, ts);
+    const headers = { ...reqHeaders, ...signed, "X-Contentful-Topic": "ContentManagement.Entry.publish", "X-Contentful-Idempotency-Key": createHash("sha256").update(c.note).digest("hex") };
+    const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+    assert.ok(contentfulVerify(secret, { method: "POST", path: c.path, headers: lower, body: c.payload }, 0), "contentful verify");
+    fixtures.push({
+      provider: "contentful",
+      sdk,
+      secret,
+      payload: c.payload,
+      url: "https://hooks.example.com" + c.path,
+      headers,
+      timestamp: TS,
+      note: c.note,
     });
   }
 }
