@@ -358,6 +358,7 @@ func BenchmarkIngest(b *testing.B) {
 			}
 		}
 	})
+	b.ReportMetric(float64(b.N)/float64(max(h.store.Commits(), 1)), "events/commit")
 }
 
 // BenchmarkVerify measures signature verification alone.
