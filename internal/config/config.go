@@ -46,6 +46,9 @@ type Config struct {
 	Upstreams map[string]*Upstream
 	// Sources are the webhook endpoints, in file order.
 	Sources []*Source
+	// MaxPending is the number of pending deliveries past which ingest
+	// answers 503 (0 = no bound).
+	MaxPending int
 }
 
 // Storage configures the event store.
@@ -67,7 +70,40 @@ type Upstream struct {
 	Concurrency int
 	// Retry is the retry policy for failed attempts.
 	Retry RetryPolicy
-	Pos   Pos
+	// Rate bounds attempts per second (0 = unbounded); Burst is the bucket size.
+	Rate  float64
+	Burst int
+	// Breaker opens the circuit when too many attempts fail.
+	Breaker Breaker
+	// OrderingKey, when set, is an expression whose value groups deliveries
+	// that must go out one at a time in arrival order.
+	OrderingKey    string
+	OrderingKeyPos Pos
+	// Sign re-signs deliveries for the backend.
+	Sign Sign
+	Pos  Pos
+}
+
+// Breaker configures an upstream's circuit breaker.
+type Breaker struct {
+	// FailureRatio opens the circuit when this share of the recent attempts failed (0 = off).
+	FailureRatio float64
+	// Window is how far back attempts count.
+	Window time.Duration
+	// MinRequests is how many attempts in the window it takes to judge.
+	MinRequests int
+	// Cooldown is how long the circuit stays open before a probe.
+	Cooldown time.Duration
+}
+
+// Sign says how deliveries are re-signed for the backend.
+type Sign struct {
+	// Scheme is "standard-webhooks" (the gateway's own secret) or "source"
+	// (the provider's scheme with the source's first secret and a fresh timestamp).
+	Scheme string
+	// Secret is the Standard Webhooks secret (whsec_…).
+	Secret string
+	Pos    Pos
 }
 
 // RetryPolicy says how often and how far apart failed deliveries are retried.
@@ -75,7 +111,14 @@ type RetryPolicy struct {
 	MaxAttempts     int
 	InitialInterval time.Duration
 	MaxInterval     time.Duration
+	// MaxAge gives up on an event this long after it was received (0 = never).
+	MaxAge time.Duration
+	// RetryOn lists what is retried: status codes, "5xx", "4xx", "network".
+	RetryOn []string
 }
+
+// DefaultRetryOn is what is retried unless an upstream says otherwise.
+var DefaultRetryOn = []string{"408", "429", "5xx", "network"}
 
 // Source is one webhook endpoint.
 type Source struct {
@@ -379,8 +422,9 @@ func (p *parser) root(n *yaml.Node) {
 			}
 			cfg.MaxBody = size
 		},
-		"upstreams": func(_, v *yaml.Node) { p.upstreams(v) },
-		"sources":   func(_, v *yaml.Node) { sourcesNode = v },
+		"upstreams":   func(_, v *yaml.Node) { p.upstreams(v) },
+		"max_pending": func(_, v *yaml.Node) { cfg.MaxPending = p.integer(v, "max_pending", 1) },
+		"sources":     func(_, v *yaml.Node) { sourcesNode = v },
 	})
 	if sourcesNode == nil {
 		p.errorf(n, "routes file: no sources defined")
@@ -409,6 +453,7 @@ func (p *parser) upstreams(n *yaml.Node) {
 				MaxAttempts:     DefaultMaxAttempts,
 				InitialInterval: DefaultInitialInterval,
 				MaxInterval:     DefaultMaxInterval,
+				RetryOn:         DefaultRetryOn,
 			},
 			Pos: pos(key),
 		}
@@ -435,7 +480,64 @@ func (p *parser) upstreams(n *yaml.Node) {
 					"max_attempts":     func(_, v *yaml.Node) { up.Retry.MaxAttempts = p.integer(v, what+".retry.max_attempts", 1) },
 					"initial_interval": func(_, v *yaml.Node) { up.Retry.InitialInterval = p.duration(v, what+".retry.initial_interval") },
 					"max_interval":     func(_, v *yaml.Node) { up.Retry.MaxInterval = p.duration(v, what+".retry.max_interval") },
+					"max_age":          func(_, v *yaml.Node) { up.Retry.MaxAge = p.duration(v, what+".retry.max_age") },
+					"retry_on": func(_, v *yaml.Node) {
+						up.Retry.RetryOn = p.strList(v, what+".retry.retry_on")
+						for _, item := range up.Retry.RetryOn {
+							if !validRetryOn(item) {
+								p.errorf(v, "%s.retry.retry_on: %q is not a status code, 4xx, 5xx or network", what, item)
+							}
+						}
+					},
 				})
+			},
+			"rate": func(_, v *yaml.Node) {
+				rate, err := ParseRate(p.str(v, what+".rate"))
+				if err != nil {
+					p.errorf(v, "%s.rate: %v", what, err)
+				}
+				up.Rate = rate
+			},
+			"burst": func(_, v *yaml.Node) { up.Burst = p.integer(v, what+".burst", 1) },
+			"breaker": func(_, v *yaml.Node) {
+				up.Breaker = Breaker{FailureRatio: 0.5, Window: time.Minute, MinRequests: 10, Cooldown: 30 * time.Second}
+				p.fields(v, what+".breaker", map[string]func(k, v *yaml.Node){
+					"failure_ratio": func(_, v *yaml.Node) {
+						var r float64
+						if v.Decode(&r) != nil || r <= 0 || r > 1 {
+							p.errorf(v, "%s.breaker.failure_ratio must be a number in (0, 1]", what)
+						}
+						up.Breaker.FailureRatio = r
+					},
+					"window":       func(_, v *yaml.Node) { up.Breaker.Window = p.duration(v, what+".breaker.window") },
+					"min_requests": func(_, v *yaml.Node) { up.Breaker.MinRequests = p.integer(v, what+".breaker.min_requests", 1) },
+					"cooldown":     func(_, v *yaml.Node) { up.Breaker.Cooldown = p.duration(v, what+".breaker.cooldown") },
+				})
+			},
+			"ordering": func(_, v *yaml.Node) {
+				p.fields(v, what+".ordering", map[string]func(k, v *yaml.Node){
+					"key": func(_, v *yaml.Node) {
+						up.OrderingKey, up.OrderingKeyPos = p.str(v, what+".ordering.key"), pos(v)
+					},
+				})
+				if up.OrderingKey == "" {
+					p.errorf(v, "%s.ordering: key is required (an expression, e.g. body.data.object.id)", what)
+				}
+			},
+			"sign": func(k, v *yaml.Node) {
+				up.Sign.Pos = pos(k)
+				p.fields(v, what+".sign", map[string]func(k, v *yaml.Node){
+					"scheme": func(_, v *yaml.Node) {
+						up.Sign.Scheme = p.str(v, what+".sign.scheme")
+						if up.Sign.Scheme != "standard-webhooks" && up.Sign.Scheme != "source" {
+							p.errorf(v, "%s.sign.scheme must be standard-webhooks or source, got %q", what, up.Sign.Scheme)
+						}
+					},
+					"secret": func(_, v *yaml.Node) { up.Sign.Secret = p.expanded(v, what+".sign.secret") },
+				})
+				if up.Sign.Scheme == "standard-webhooks" && up.Sign.Secret == "" {
+					p.errorf(k, "%s.sign: the standard-webhooks scheme needs a secret (whsec_…)", what)
+				}
 			},
 		})
 		if up.URL == nil && !p.hasKey(val, "url") {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -83,7 +84,7 @@ func TestParseValid(t *testing.T) {
 	}
 	legacy := cfg.Upstreams["legacy"]
 	if legacy.URL.String() != "http://127.0.0.1:9000/base" || legacy.Timeout != 3*time.Second || legacy.Concurrency != 4 ||
-		legacy.Retry != (RetryPolicy{MaxAttempts: 3, InitialInterval: time.Second, MaxInterval: 10 * time.Second}) {
+		!reflect.DeepEqual(legacy.Retry, RetryPolicy{MaxAttempts: 3, InitialInterval: time.Second, MaxInterval: 10 * time.Second, RetryOn: DefaultRetryOn}) {
 		t.Errorf("legacy upstream: %+v", legacy)
 	}
 	billing := cfg.Upstreams["billing"]
@@ -240,5 +241,63 @@ func TestJSONSecretsAreNotPlaceholders(t *testing.T) {
 	got := cfg.Sources[0].Secrets
 	if len(got) != 2 || got[0] != `{"kty":"EC","kid":"k1"}` || got[1] != `{"kty":"EC","kid":"k2"}` {
 		t.Fatalf("secrets %q", got)
+	}
+}
+
+func TestUpstreamDeliveryOptions(t *testing.T) {
+	yaml := `
+max_pending: 5000
+upstreams:
+  billing:
+    url: http://127.0.0.1:9000
+    rate: 600/m
+    burst: 5
+    retry:
+      max_age: 24h
+      retry_on: [429, 5xx, network]
+    breaker:
+      failure_ratio: 0.3
+      window: 30s
+    ordering:
+      key: body.data.object.id
+    sign:
+      scheme: standard-webhooks
+      secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+sources:
+  s:
+    path: /h
+    provider: stripe
+    secrets: [x]
+    default: [billing]
+`
+	cfg, err := Parse("r.yaml", []byte(yaml), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := cfg.Upstreams["billing"]
+	if cfg.MaxPending != 5000 || b.Rate != 10 || b.Burst != 5 || b.Retry.MaxAge != 24*time.Hour ||
+		!reflect.DeepEqual(b.Retry.RetryOn, []string{"429", "5xx", "network"}) {
+		t.Errorf("upstream: %+v", b)
+	}
+	if b.Breaker != (Breaker{FailureRatio: 0.3, Window: 30 * time.Second, MinRequests: 10, Cooldown: 30 * time.Second}) {
+		t.Errorf("breaker: %+v", b.Breaker)
+	}
+	if b.OrderingKey != "body.data.object.id" || b.Sign.Scheme != "standard-webhooks" || b.Sign.Secret == "" {
+		t.Errorf("ordering/sign: %+v", b)
+	}
+	bad := map[string]string{
+		"rate: fast":                             "invalid rate",
+		"rate: 5/d":                              "invalid rate unit",
+		"retry:\n      retry_on: [teapot]":       `"teapot" is not a status code`,
+		"breaker:\n      failure_ratio: 2":       "failure_ratio must be a number in (0, 1]",
+		"ordering: {}":                           "ordering: key is required",
+		"sign:\n      scheme: hmac":              "sign.scheme must be standard-webhooks or source",
+		"sign:\n      scheme: standard-webhooks": "needs a secret",
+	}
+	for frag, want := range bad {
+		y := "upstreams:\n  u:\n    url: http://x\n    " + frag + "\nsources:\n  s:\n    path: /h\n    provider: stripe\n    secrets: [x]\n"
+		if _, err := Parse("r.yaml", []byte(y), Options{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q", frag, err, want)
+		}
 	}
 }

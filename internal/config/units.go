@@ -54,3 +54,33 @@ func ParseSize(s string) (int64, error) {
 }
 
 func sortStrings(s []string) { slices.Sort(s) }
+
+// ParseRate reads "50/s", "600/m", "3600/h" or a bare number per second.
+func ParseRate(s string) (float64, error) {
+	num, unit, hasUnit := strings.Cut(strings.TrimSpace(s), "/")
+	n, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("invalid rate %q (use a positive number per s, m or h: 50/s)", s)
+	}
+	if !hasUnit {
+		return n, nil
+	}
+	switch strings.TrimSpace(unit) {
+	case "s":
+		return n, nil
+	case "m":
+		return n / 60, nil
+	case "h":
+		return n / 3600, nil
+	}
+	return 0, fmt.Errorf("invalid rate unit in %q (use s, m or h)", s)
+}
+
+func validRetryOn(s string) bool {
+	switch s {
+	case "4xx", "5xx", "network":
+		return true
+	}
+	code, err := strconv.Atoi(s)
+	return err == nil && code >= 100 && code <= 599
+}
