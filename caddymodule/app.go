@@ -60,6 +60,7 @@ type App struct {
 type registration struct {
 	upstreams map[string]deliver.Upstream
 	routes    string
+	retention time.Duration
 }
 
 // CaddyModule returns the Caddy module information.
@@ -72,7 +73,7 @@ func (App) CaddyModule() caddy.ModuleInfo {
 
 // register adds a handler's upstreams for its store. Two routes files that
 // share a store must agree on every upstream they both name.
-func (a *App) register(h *storeHandle, upstreams map[string]deliver.Upstream, routes string) error {
+func (a *App) register(h *storeHandle, upstreams map[string]deliver.Upstream, routes string, retention time.Duration) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.regs == nil {
@@ -80,15 +81,17 @@ func (a *App) register(h *storeHandle, upstreams map[string]deliver.Upstream, ro
 	}
 	reg, ok := a.regs[h]
 	if !ok {
-		a.regs[h] = &registration{upstreams: upstreams, routes: routes}
+		a.regs[h] = &registration{upstreams: upstreams, routes: routes, retention: retention}
 		return nil
 	}
+	// Files sharing a store keep events as long as the longest asks.
+	reg.retention = max(reg.retention, retention)
 	merged := make(map[string]deliver.Upstream, len(reg.upstreams)+len(upstreams))
 	for name, up := range reg.upstreams {
 		merged[name] = up
 	}
 	for name, up := range upstreams {
-		if prior, dup := merged[name]; dup && !reflect.DeepEqual(prior, up) {
+		if prior, dup := merged[name]; dup && !sameUpstream(prior, up) {
 			return fmt.Errorf("webhook_gateway: upstream %q is defined differently in %s and %s, which share a store", name, reg.routes, routes)
 		}
 		merged[name] = up
@@ -102,6 +105,7 @@ func (a *App) Start() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for h, reg := range a.regs {
+		h.engine.SetRetention(reg.retention)
 		h.engine.Activate(a, reg.upstreams)
 	}
 	return nil
@@ -122,3 +126,10 @@ func (a *App) Stop() error {
 var (
 	_ caddy.App = (*App)(nil)
 )
+
+// sameUpstream compares two upstream definitions; signers are functions and
+// compare by the settings that made them, which the rest of the fields carry.
+func sameUpstream(a, b deliver.Upstream) bool {
+	a.Sign, b.Sign = nil, nil
+	return reflect.DeepEqual(a, b)
+}

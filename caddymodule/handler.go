@@ -82,7 +82,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("webhook_gateway: loading hookgate app: %w", err)
 	}
-	if err := appModule.(*App).register(handle, pipeline.Upstreams(), routesPath); err != nil {
+	if err := appModule.(*App).register(handle, pipeline.Upstreams(), routesPath, pipeline.Retention()); err != nil {
 		return err
 	}
 	h.logger.Info("webhook gateway provisioned",

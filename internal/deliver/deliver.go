@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/time/rate"
 
 	"github.com/hookgate/hookgate/internal/store"
 )
@@ -29,6 +30,13 @@ type Upstream struct {
 	Timeout     time.Duration
 	Concurrency int
 	Retry       RetryPolicy
+	// Rate bounds attempts per second (0 = unbounded); Burst is the bucket size.
+	Rate  float64
+	Burst int
+	// Breaker stops attempts to an upstream that keeps failing.
+	Breaker BreakerPolicy
+	// Sign, when set, re-signs each delivery request for the backend.
+	Sign func(req *http.Request, ev *store.Event, now time.Time) error `json:"-"`
 }
 
 // RetryPolicy says how failed attempts are retried.
@@ -36,6 +44,64 @@ type RetryPolicy struct {
 	MaxAttempts     int
 	InitialInterval time.Duration
 	MaxInterval     time.Duration
+	// MaxAge gives up once the event (or its last replay) is this old; 0 never.
+	MaxAge time.Duration
+	// RetryOn says which failures are retried; the zero value means
+	// DefaultRetryOn.
+	RetryOn RetryOn
+}
+
+// RetryOn says which failures are retried.
+type RetryOn struct {
+	Codes    map[int]bool
+	Class4xx bool
+	Class5xx bool
+	Network  bool
+}
+
+// DefaultRetryOn retries 408, 429, 5xx and network errors (timeouts included).
+var DefaultRetryOn = RetryOn{Codes: map[int]bool{408: true, 429: true}, Class5xx: true, Network: true}
+
+// ParseRetryOn reads a list of status codes, "4xx", "5xx" and "network".
+func ParseRetryOn(items []string) (RetryOn, error) {
+	r := RetryOn{Codes: map[int]bool{}}
+	for _, item := range items {
+		switch item {
+		case "4xx":
+			r.Class4xx = true
+		case "5xx":
+			r.Class5xx = true
+		case "network":
+			r.Network = true
+		default:
+			code, err := strconv.Atoi(item)
+			if err != nil || code < 100 || code > 599 {
+				return RetryOn{}, fmt.Errorf("retry_on: %q is not a status code, 4xx, 5xx or network", item)
+			}
+			r.Codes[code] = true
+		}
+	}
+	return r, nil
+}
+
+func (r RetryOn) isZero() bool { return len(r.Codes) == 0 && !r.Class4xx && !r.Class5xx && !r.Network }
+
+// Retries reports whether a failed attempt is retried.
+func (r RetryOn) Retries(err error, status int) bool {
+	if r.isZero() {
+		r = DefaultRetryOn
+	}
+	switch {
+	case err != nil:
+		return r.Network
+	case r.Codes[status]:
+		return true
+	case status >= 500:
+		return r.Class5xx
+	case status >= 400:
+		return r.Class4xx
+	}
+	return false
 }
 
 // Options configure an Engine.
@@ -65,6 +131,8 @@ type Engine struct {
 	generations []generation
 	lanes       map[string]*lane
 	stopped     bool
+	retention   time.Duration
+	sweeperDone chan struct{}
 }
 
 type generation struct {
@@ -87,10 +155,60 @@ func New(st store.Store, opts Options) *Engine {
 		opts.StopGrace = 10 * time.Second
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Engine{
+	e := &Engine{
 		store: st, log: opts.Logger, now: opts.Now, jitter: opts.Jitter, grace: opts.StopGrace,
-		ctx: ctx, cancel: cancel, lanes: map[string]*lane{},
+		ctx: ctx, cancel: cancel, lanes: map[string]*lane{}, sweeperDone: make(chan struct{}),
 	}
+	go e.sweeper()
+	return e
+}
+
+// SetRetention sets how long finished events are kept; 0 keeps them.
+func (e *Engine) SetRetention(d time.Duration) {
+	e.mu.Lock()
+	e.retention = d
+	e.mu.Unlock()
+}
+
+// Sweep intervals: the first soon after start, then regularly.
+const (
+	firstSweep = time.Minute
+	sweepEvery = 10 * time.Minute
+	sweepBatch = 500
+)
+
+// sweeper deletes finished events past retention, in bounded transactions.
+func (e *Engine) sweeper() {
+	defer close(e.sweeperDone)
+	timer := time.NewTimer(firstSweep)
+	defer timer.Stop()
+	for {
+		select {
+		case <-e.ctx.Done():
+			return
+		case <-timer.C:
+		}
+		e.SweepNow()
+		timer.Reset(sweepEvery)
+	}
+}
+
+// SweepNow runs one retention sweep and returns how many events it deleted.
+func (e *Engine) SweepNow() int {
+	e.mu.Lock()
+	retention := e.retention
+	e.mu.Unlock()
+	if retention <= 0 {
+		return 0
+	}
+	n, err := e.store.Sweep(e.ctx, e.now().Add(-retention), sweepBatch)
+	if err != nil && e.ctx.Err() == nil {
+		e.log.Error("retention sweep", zap.Error(err))
+	}
+	if n > 0 {
+		e.log.Info("retention sweep", zap.Int("events_deleted", n), zap.Duration("retention", retention))
+	}
+	return n
 }
 
 // Activate makes owner's upstreams the running configuration. The most
@@ -166,6 +284,26 @@ func (e *Engine) apply() {
 	}
 }
 
+// BreakerState returns the circuit state of an upstream's lane.
+func (e *Engine) BreakerState(upstream string) string {
+	e.mu.Lock()
+	l := e.lanes[upstream]
+	e.mu.Unlock()
+	if l == nil {
+		return BreakerClosed
+	}
+	return l.breaker.State()
+}
+
+// Replay makes finished deliveries pending again and wakes their lanes.
+func (e *Engine) Replay(ctx context.Context, f store.ReplayFilter) (store.ReplayResult, error) {
+	res, err := e.store.Replay(ctx, f)
+	for _, u := range res.Upstreams {
+		e.Notify(u)
+	}
+	return res, err
+}
+
 // Notify tells the lane for upstream that new work may be due.
 func (e *Engine) Notify(upstream string) {
 	e.mu.Lock()
@@ -208,6 +346,7 @@ func (e *Engine) Stop() {
 		<-done
 	}
 	e.cancel()
+	<-e.sweeperDone
 }
 
 // lane delivers to one upstream.
@@ -223,6 +362,8 @@ type lane struct {
 	cfg      *Upstream // nil while paused
 	taken    map[store.DeliveryKey]struct{}
 	inflight sync.WaitGroup
+	limiter  *rate.Limiter
+	breaker  *breaker
 }
 
 func newLane(e *Engine, name string) *lane {
@@ -244,16 +385,29 @@ func newLane(e *Engine, name string) *lane {
 			// A redirect is an answer, not an instruction to send the event elsewhere.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
-		wake:  make(chan struct{}, 1),
-		stop:  make(chan struct{}),
-		done:  make(chan struct{}),
-		taken: map[store.DeliveryKey]struct{}{},
+		wake:    make(chan struct{}, 1),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+		taken:   map[store.DeliveryKey]struct{}{},
+		limiter: rate.NewLimiter(rate.Inf, 1),
+		breaker: newBreaker(BreakerPolicy{}),
 	}
 }
 
 func (l *lane) configure(u *Upstream) {
 	l.mu.Lock()
 	l.cfg = u
+	if u != nil {
+		limit, burst := rate.Inf, 1
+		if u.Rate > 0 {
+			limit, burst = rate.Limit(u.Rate), max(u.Burst, 1)
+		}
+		if l.limiter.Limit() != limit || l.limiter.Burst() != burst {
+			l.limiter.SetLimit(limit)
+			l.limiter.SetBurst(burst)
+		}
+		l.breaker.setPolicy(u.Breaker)
+	}
 	l.mu.Unlock()
 	l.poke()
 }
@@ -309,17 +463,42 @@ func (l *lane) dispatch() time.Duration {
 		return idlePoll // a finishing attempt pokes the lane
 	}
 	now := l.e.now()
-	tasks, err := l.e.store.Due(l.name, now, free, l.isTaken)
+	allowed, wait := l.breaker.allow(now, free)
+	if allowed == 0 {
+		return min(wait, idlePoll)
+	}
+	if cfg.Rate > 0 {
+		tokens := int(l.limiter.TokensAt(time.Now()))
+		if tokens < 1 {
+			l.breaker.release()
+			r := l.limiter.Reserve()
+			delay := r.Delay()
+			r.Cancel()
+			return max(delay, time.Millisecond)
+		}
+		allowed = min(allowed, tokens)
+	}
+	tasks, err := l.e.store.Due(l.name, now, allowed, l.isTaken)
 	if err != nil {
+		l.breaker.release()
 		l.e.log.Error("reading due deliveries", zap.String("upstream", l.name), zap.Error(err))
 		return time.Second
 	}
+	if len(tasks) == 0 {
+		l.breaker.release()
+	}
 	for _, t := range tasks {
+		if cfg.Rate > 0 {
+			l.limiter.Allow()
+		}
 		l.taken[t.Delivery.Key] = struct{}{}
 		l.inflight.Add(1)
 		go l.attempt(cfg, t)
 	}
-	if len(tasks) == free {
+	if len(tasks) == allowed {
+		if allowed < free {
+			return time.Millisecond // more may be allowed soon: rate or probe
+		}
 		return idlePoll
 	}
 	next, ok, err := l.e.store.NextDue(l.name, l.isTaken)
@@ -346,6 +525,9 @@ func (l *lane) attempt(cfg Upstream, t store.Task) {
 	ctx, cancel := context.WithTimeout(l.e.ctx, cfg.Timeout)
 	defer cancel()
 	req, err := buildRequest(ctx, cfg, t.Event, n)
+	if err == nil && cfg.Sign != nil {
+		err = cfg.Sign(req, t.Event, l.e.now())
+	}
 	start := l.e.now()
 	attempt := store.Attempt{N: n, At: start}
 	var resp *http.Response
@@ -367,20 +549,12 @@ func (l *lane) attempt(cfg Upstream, t store.Task) {
 		retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), l.e.now())
 	}
 	attempt.Duration = l.e.now().Sub(start)
-	outcome := store.Outcome{Key: t.Delivery.Key, Attempt: attempt}
-	switch {
-	case err == nil && resp.StatusCode >= 200 && resp.StatusCode < 300:
-		outcome.Next = store.StateDelivered
-	case retryable(err, attempt.Status) && n < cfg.Retry.MaxAttempts:
-		outcome.Next = store.StatePending
-		outcome.RetryAt = l.e.now().Add(Backoff(cfg.Retry, n, retryAfter, l.e.jitter()))
-	default:
-		outcome.Next = store.StateDead
-		if err == nil && !retryable(nil, attempt.Status) {
-			attempt.Error = fmt.Sprintf("final status %d", attempt.Status)
-			outcome.Attempt = attempt
-		}
-	}
+	outcome := store.Outcome{Key: t.Delivery.Key}
+	outcome.Next, outcome.RetryAt, attempt.Error = l.e.decide(cfg.Retry, t, n, err, attempt, retryAfter)
+	outcome.Attempt = attempt
+	// Only failures the upstream causes count against it: a 4xx answer is
+	// the upstream working as designed.
+	l.breaker.record(l.e.now(), err == nil && attempt.Status < 500 && attempt.Status != http.StatusTooManyRequests)
 	fields := []zap.Field{
 		zap.String("event_id", t.Event.ID.String()), zap.String("upstream", l.name),
 		zap.Int("attempt", n), zap.Int("status", attempt.Status), zap.Duration("duration", attempt.Duration),
@@ -400,11 +574,40 @@ func (l *lane) attempt(cfg Upstream, t store.Task) {
 	}
 }
 
-func retryable(err error, status int) bool {
-	if err != nil {
-		return true
+// decide turns an attempt's result into the delivery's next state: done,
+// retried at a time, or dead with the reason in the attempt's error.
+func (e *Engine) decide(p RetryPolicy, t store.Task, n int, err error, a store.Attempt, retryAfter time.Duration) (store.State, time.Time, string) {
+	if err == nil && a.Status >= 200 && a.Status < 300 {
+		return store.StateDelivered, time.Time{}, a.Error
 	}
-	return status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500
+	if !p.RetryOn.Retries(err, a.Status) {
+		if err != nil {
+			return store.StateDead, time.Time{}, a.Error
+		}
+		return store.StateDead, time.Time{}, fmt.Sprintf("final status %d", a.Status)
+	}
+	if used := n - t.Delivery.RetryBase; used >= p.MaxAttempts {
+		return store.StateDead, time.Time{}, fmt.Sprintf("%s; gave up after %d attempts", describe(a), used)
+	}
+	now := e.now()
+	retryAt := now.Add(Backoff(p, n-t.Delivery.RetryBase, retryAfter, e.jitter()))
+	if p.MaxAge > 0 {
+		started := t.Event.ReceivedAt
+		if t.Delivery.ReplayedAt.After(started) {
+			started = t.Delivery.ReplayedAt
+		}
+		if retryAt.Sub(started) > p.MaxAge {
+			return store.StateDead, time.Time{}, fmt.Sprintf("%s; gave up: older than max_age %s", describe(a), p.MaxAge)
+		}
+	}
+	return store.StatePending, retryAt, a.Error
+}
+
+func describe(a store.Attempt) string {
+	if a.Error != "" {
+		return a.Error
+	}
+	return fmt.Sprintf("status %d", a.Status)
 }
 
 // Backoff returns the wait before the retry that follows attempt n: a random

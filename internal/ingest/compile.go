@@ -41,6 +41,7 @@ func Compile(cfg *config.Config) (*Pipeline, error) {
 		sources:   map[string]*source{},
 		maxBody:   cfg.MaxBody,
 		upstreams: map[string]deliver.Upstream{},
+		orderKeys: map[string]*route.Program{},
 	}
 	var errs []error
 	for _, src := range cfg.Sources {
@@ -52,6 +53,10 @@ func Compile(cfg *config.Config) (*Pipeline, error) {
 		p.sources[src.Path] = s
 	}
 	for name, up := range cfg.Upstreams {
+		retryOn, err := deliver.ParseRetryOn(up.Retry.RetryOn)
+		if err != nil {
+			errs = append(errs, cfg.Errorf(up.Pos, "upstream %s: %v", name, err))
+		}
 		p.upstreams[name] = deliver.Upstream{
 			Name:        name,
 			URL:         up.URL,
@@ -61,7 +66,33 @@ func Compile(cfg *config.Config) (*Pipeline, error) {
 				MaxAttempts:     up.Retry.MaxAttempts,
 				InitialInterval: up.Retry.InitialInterval,
 				MaxInterval:     up.Retry.MaxInterval,
+				MaxAge:          up.Retry.MaxAge,
+				RetryOn:         retryOn,
 			},
+			Rate:  up.Rate,
+			Burst: up.Burst,
+			Breaker: deliver.BreakerPolicy{
+				FailureRatio: up.Breaker.FailureRatio,
+				Window:       up.Breaker.Window,
+				MinRequests:  up.Breaker.MinRequests,
+				Cooldown:     up.Breaker.Cooldown,
+			},
+		}
+		if up.OrderingKey != "" {
+			prog, err := route.CompileKey(up.OrderingKey)
+			if err != nil {
+				errs = append(errs, cfg.Errorf(up.OrderingKeyPos, "upstream %s: ordering.key: %v", name, err))
+				continue
+			}
+			p.orderKeys[name] = prog
+		}
+	}
+	p.maxPending = int64(cfg.MaxPending)
+	p.retention = cfg.Storage.Retention
+	for _, key := range p.orderKeys {
+		for _, src := range p.sources {
+			src.needsEnv = true
+			src.needsBody = src.needsBody || key.NeedsBody()
 		}
 	}
 	if len(errs) > 0 {

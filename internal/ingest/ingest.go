@@ -23,6 +23,11 @@ type Pipeline struct {
 	sources   map[string]*source // by exact path
 	maxBody   int64
 	upstreams map[string]deliver.Upstream
+	// orderKeys group deliveries to upstreams with ordered delivery.
+	orderKeys map[string]*route.Program
+	// maxPending bounds the deliveries waiting before ingest answers 503.
+	maxPending int64
+	retention  time.Duration
 
 	store  store.Store
 	notify func(upstream string)
@@ -57,6 +62,9 @@ func (p *Pipeline) Attach(st store.Store, notify func(upstream string), log *zap
 		}
 	}
 }
+
+// Retention is how long finished events are kept.
+func (p *Pipeline) Retention() time.Duration { return p.retention }
 
 // Upstreams returns the delivery configuration of every upstream.
 func (p *Pipeline) Upstreams() map[string]deliver.Upstream { return p.upstreams }
@@ -192,7 +200,21 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		dests, _ = src.table.Decide(&route.Env{})
 	}
 	for _, d := range dests {
-		ne.Targets = append(ne.Targets, store.Target{Upstream: d.Upstream, Route: d.Route})
+		target := store.Target{Upstream: d.Upstream, Route: d.Route}
+		if prog := p.orderKeys[d.Upstream]; prog != nil {
+			key, err := prog.Key(env)
+			if err != nil {
+				p.log.Warn("ordering key expression failed; delivery unordered", zap.String("upstream", d.Upstream), zap.Error(err))
+			}
+			target.OrderKey = key
+		}
+		ne.Targets = append(ne.Targets, target)
+	}
+	if p.maxPending > 0 && p.store.Pending() >= p.maxPending {
+		w.Header().Set("Retry-After", retryAfterSeconds)
+		plain(w, http.StatusServiceUnavailable, "too many events waiting for delivery, retry later")
+		p.reject(src, "backpressure", nil)
+		return
 	}
 
 	res, err := p.store.Ingest(r.Context(), ne)

@@ -27,6 +27,7 @@ import (
 //	attempts    id(16) ‖ index(2) ‖ n(4)    → attempt (JSON)
 //	queue/<upstream>  dueUnixNano(8) ‖ id(16) ‖ index(2) → empty
 //	secrets     source 0x00 seq(8)          → a secret learned in a handshake
+//	order       upstream 0x00 key 0x00 id(16) ‖ index(2) → empty: ordered deliveries by arrival
 var (
 	bucketEvents     = []byte("events")
 	bucketBodies     = []byte("bodies")
@@ -36,6 +37,7 @@ var (
 	bucketQueue      = []byte("queue")
 	bucketMeta       = []byte("meta")
 	bucketSecrets    = []byte("secrets")
+	bucketOrder      = []byte("order")
 )
 
 const schemaVersion = 1
@@ -70,6 +72,7 @@ type Bolt struct {
 	// reader whose snapshot is newer may see a commit still being synced.
 	durableTx atomic.Uint64
 	commits   atomic.Uint64
+	pending   atomic.Int64
 }
 
 type writeOp struct {
@@ -104,7 +107,7 @@ func OpenBolt(path string, opts Options) (*Bolt, error) {
 	}
 	var lastID ID
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketEvents, bucketBodies, bucketDedup, bucketDeliveries, bucketAttempts, bucketQueue, bucketMeta, bucketSecrets} {
+		for _, name := range [][]byte{bucketEvents, bucketBodies, bucketDedup, bucketDeliveries, bucketAttempts, bucketQueue, bucketMeta, bucketSecrets, bucketOrder} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
@@ -135,6 +138,16 @@ func OpenBolt(path string, opts Options) (*Bolt, error) {
 		writerEnd: make(chan struct{}),
 	}
 	s.ids.last = lastID
+	err = db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketQueue).ForEachBucket(func(name []byte) error {
+			s.pending.Add(int64(tx.Bucket(bucketQueue).Bucket(name).Stats().KeyN))
+			return nil
+		})
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening store %s: counting pending deliveries: %w", path, err)
+	}
 	go s.writer()
 	return s, nil
 }
@@ -358,6 +371,7 @@ func (s *Bolt) Ingest(ctx context.Context, e *NewEvent) (IngestResult, error) {
 				State:     StatePending,
 				NextAt:    now,
 				UpdatedAt: now,
+				OrderKey:  t.OrderKey,
 			}
 			if err := putDelivery(tx, &d); err != nil {
 				return err
@@ -370,6 +384,9 @@ func (s *Bolt) Ingest(ctx context.Context, e *NewEvent) (IngestResult, error) {
 	})
 	if err != nil {
 		return IngestResult{}, err
+	}
+	if !result.Duplicate {
+		s.pending.Add(int64(len(e.Targets)))
 	}
 	return result, nil
 }
@@ -395,13 +412,45 @@ func putDelivery(tx *bolt.Tx, d *Delivery) error {
 	return tx.Bucket(bucketDeliveries).Put(deliveryKey(d.Key), v)
 }
 
+// enqueue puts a pending delivery on its upstream's queue and, for ordered
+// delivery, in its key's line.
 func enqueue(tx *bolt.Tx, d *Delivery) error {
 	q, err := tx.Bucket(bucketQueue).CreateBucketIfNotExists([]byte(d.Upstream))
 	if err != nil {
 		return err
 	}
-	return q.Put(queueKey(d.NextAt, d.Key), nil)
+	if err := q.Put(queueKey(d.NextAt, d.Key), nil); err != nil {
+		return err
+	}
+	if d.OrderKey != "" {
+		return tx.Bucket(bucketOrder).Put(orderKey(d), nil)
+	}
+	return nil
 }
+
+func orderPrefix(d *Delivery) []byte {
+	b := make([]byte, 0, len(d.Upstream)+len(d.OrderKey)+2+18)
+	b = append(b, d.Upstream...)
+	b = append(b, 0)
+	b = append(b, d.OrderKey...)
+	return append(b, 0)
+}
+
+func orderKey(d *Delivery) []byte { return append(orderPrefix(d), deliveryKey(d.Key)...) }
+
+// isHead reports whether an ordered delivery is the oldest one pending for
+// its key; unordered deliveries always are.
+func isHead(tx *bolt.Tx, d *Delivery) bool {
+	if d.OrderKey == "" {
+		return true
+	}
+	prefix := orderPrefix(d)
+	k, _ := tx.Bucket(bucketOrder).Cursor().Seek(prefix)
+	return k != nil && bytes.Equal(k, orderKey(d))
+}
+
+// Pending implements Store.
+func (s *Bolt) Pending() int64 { return s.pending.Load() }
 
 func getDelivery(tx *bolt.Tx, k DeliveryKey) (*Delivery, error) {
 	v := tx.Bucket(bucketDeliveries).Get(deliveryKey(k))
@@ -450,6 +499,9 @@ func (s *Bolt) Due(upstream string, now time.Time, limit int, skip func(Delivery
 			if err != nil {
 				return err
 			}
+			if !isHead(tx, d) {
+				continue
+			}
 			e, err := getEvent(tx, key.Event)
 			if err != nil {
 				return err
@@ -472,7 +524,12 @@ func (s *Bolt) NextDue(upstream string, skip func(DeliveryKey) bool) (time.Time,
 		}
 		c := q.Cursor()
 		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			if skip != nil && skip(parseDeliveryKey(k[8:])) {
+			key := parseDeliveryKey(k[8:])
+			if skip != nil && skip(key) {
+				continue
+			}
+			// An ordered delivery behind another waits for it, not for its own time.
+			if d, err := getDelivery(tx, key); err != nil || !isHead(tx, d) {
 				continue
 			}
 			due, found = time.Unix(0, int64(binary.BigEndian.Uint64(k))), true
@@ -489,7 +546,7 @@ func (s *Bolt) Record(ctx context.Context, o Outcome) error {
 	if err != nil {
 		return err
 	}
-	return s.update(ctx, func(tx *bolt.Tx) error {
+	err = s.update(ctx, func(tx *bolt.Tx) error {
 		d, err := getDelivery(tx, o.Key)
 		if err != nil {
 			return err
@@ -515,9 +572,17 @@ func (s *Bolt) Record(ctx context.Context, o Outcome) error {
 			if err := enqueue(tx, d); err != nil {
 				return err
 			}
+		} else if d.OrderKey != "" {
+			if err := tx.Bucket(bucketOrder).Delete(orderKey(d)); err != nil {
+				return err
+			}
 		}
 		return putDelivery(tx, d)
 	})
+	if err == nil && o.Next != StatePending {
+		s.pending.Add(-1)
+	}
+	return err
 }
 
 // Event implements Store.

@@ -48,6 +48,9 @@ type Event struct {
 type Target struct {
 	Upstream string
 	Route    string
+	// OrderKey, when set, makes this delivery wait for earlier ones to the
+	// same upstream with the same key.
+	OrderKey string
 }
 
 // NewEvent is an event to store, with its deduplication and deliveries.
@@ -83,6 +86,13 @@ type Delivery struct {
 	LastStatus int         `json:"last_status,omitempty"`
 	LastError  string      `json:"last_error,omitempty"`
 	UpdatedAt  time.Time   `json:"updated_at"`
+	// RetryBase is the attempt count when the delivery was last replayed;
+	// the retry budget counts from there.
+	RetryBase int `json:"retry_base,omitempty"`
+	// ReplayedAt is when the delivery was last replayed.
+	ReplayedAt time.Time `json:"replayed_at,omitzero"`
+	// OrderKey groups deliveries to the upstream that go out one at a time.
+	OrderKey string `json:"order_key,omitempty"`
 }
 
 // Attempt is the record of one delivery attempt.
@@ -136,8 +146,42 @@ type Store interface {
 	LearnedSecrets(source string) ([]string, error)
 	// AddLearnedSecret durably stores a secret a handshake established.
 	AddLearnedSecret(ctx context.Context, source, secret string) error
+	// Pending counts deliveries not yet delivered or dead.
+	Pending() int64
+	// Replay makes the matching finished deliveries pending again, at most
+	// filter.Limit of them, and returns how many and where to resume.
+	Replay(ctx context.Context, filter ReplayFilter) (ReplayResult, error)
+	// Sweep deletes events received before cutoff whose deliveries are all
+	// finished, and dedup keys that expired, in transactions of at most batch
+	// events; it returns how many events it deleted.
+	Sweep(ctx context.Context, cutoff time.Time, batch int) (int, error)
 	// QueuedUpstreams names the upstreams that have pending deliveries.
 	QueuedUpstreams() ([]string, error)
 	// Close stops writes and releases the store.
 	Close() error
+}
+
+// ReplayFilter selects deliveries to replay.
+type ReplayFilter struct {
+	// Event limits the replay to one event.
+	Event *ID
+	// Source and Upstream, when set, must match.
+	Source   string
+	Upstream string
+	// States are the states replayed; empty means dead only.
+	States []State
+	// Since and Until bound the events' receive time.
+	Since, Until time.Time
+	// After resumes a bulk replay after this event.
+	After *ID
+	// Limit bounds the deliveries replayed in one call (default 1000).
+	Limit int
+}
+
+// ReplayResult says what a replay did.
+type ReplayResult struct {
+	Replayed  int
+	Upstreams []string
+	// Next is where to resume; nil when the scan reached the end.
+	Next *ID
 }

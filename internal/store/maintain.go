@@ -1,0 +1,289 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// idAt returns the smallest id of a millisecond, for seeking by time.
+func idAt(t time.Time) ID {
+	var id ID
+	ms := uint64(t.UnixMilli())
+	for i := 0; i < 6; i++ {
+		id[i] = byte(ms >> (40 - 8*i))
+	}
+	return id
+}
+
+// eventMeta reads an event's metadata without its body.
+func eventMeta(tx *bolt.Tx, id []byte) (*Event, error) {
+	v := tx.Bucket(bucketEvents).Get(id)
+	if v == nil {
+		return nil, ErrNotFound
+	}
+	e := &Event{}
+	if err := json.Unmarshal(v, e); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Replay implements Store.
+func (s *Bolt) Replay(ctx context.Context, f ReplayFilter) (ReplayResult, error) {
+	if f.Limit <= 0 {
+		f.Limit = 1000
+	}
+	states := f.States
+	if len(states) == 0 {
+		states = []State{StateDead}
+	}
+	now := s.now()
+	var res ReplayResult
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		res = ReplayResult{}
+		upstreams := map[string]bool{}
+		var start []byte
+		switch {
+		case f.Event != nil:
+			start = f.Event[:]
+		case f.After != nil:
+			after := deliveryKey(DeliveryKey{Event: *f.After, Index: 0xffff})
+			start = append(after, 0)
+		case !f.Since.IsZero():
+			id := idAt(f.Since)
+			start = id[:]
+		}
+		c := tx.Bucket(bucketDeliveries).Cursor()
+		var k, v []byte
+		if start == nil {
+			k, v = c.First()
+		} else {
+			k, v = c.Seek(start)
+		}
+		var sourceOf struct {
+			id     []byte
+			source string
+		}
+		for ; k != nil; k, v = c.Next() {
+			key := parseDeliveryKey(k)
+			if f.Event != nil && key.Event != *f.Event {
+				break
+			}
+			if !f.Until.IsZero() && key.Event.Time().After(f.Until) {
+				break
+			}
+			// The limit falls between events, so an event is replayed whole.
+			if res.Replayed >= f.Limit && (res.Next == nil || key.Event != *res.Next) {
+				break
+			}
+			d := &Delivery{Key: key}
+			if err := json.Unmarshal(v, d); err != nil {
+				return err
+			}
+			if !slices.Contains(states, d.State) || (f.Upstream != "" && d.Upstream != f.Upstream) {
+				continue
+			}
+			if f.Source != "" {
+				if !bytes.Equal(sourceOf.id, key.Event[:]) {
+					e, err := eventMeta(tx, key.Event[:])
+					if err != nil {
+						return err
+					}
+					sourceOf.id, sourceOf.source = bytes.Clone(key.Event[:]), e.Source
+				}
+				if sourceOf.source != f.Source {
+					continue
+				}
+			}
+			if d.State == StatePending {
+				if q := tx.Bucket(bucketQueue).Bucket([]byte(d.Upstream)); q != nil {
+					if err := q.Delete(queueKey(d.NextAt, d.Key)); err != nil {
+						return err
+					}
+				}
+			}
+			wasPending := d.State == StatePending
+			d.State, d.RetryBase, d.ReplayedAt, d.NextAt, d.UpdatedAt = StatePending, d.Attempts, now, now, now
+			if err := putDelivery(tx, d); err != nil {
+				return err
+			}
+			if err := enqueue(tx, d); err != nil {
+				return err
+			}
+			if !wasPending {
+				res.Replayed++
+			}
+			upstreams[d.Upstream] = true
+			id := key.Event
+			res.Next = &id
+		}
+		if k == nil || f.Event != nil {
+			res.Next = nil
+		}
+		for u := range upstreams {
+			res.Upstreams = append(res.Upstreams, u)
+		}
+		slices.Sort(res.Upstreams)
+		return nil
+	})
+	if err != nil {
+		return ReplayResult{}, err
+	}
+	s.pending.Add(int64(res.Replayed))
+	return res, nil
+}
+
+// Sweep implements Store.
+func (s *Bolt) Sweep(ctx context.Context, cutoff time.Time, batch int) (int, error) {
+	if batch <= 0 {
+		batch = 500
+	}
+	deleted := 0
+	var resume []byte
+	for {
+		n, next, err := s.sweepEvents(ctx, cutoff, batch, resume)
+		if err != nil {
+			return deleted, err
+		}
+		deleted += n
+		if next == nil {
+			break
+		}
+		resume = next
+	}
+	for {
+		n, err := s.sweepDedup(ctx, batch)
+		if err != nil || n < batch {
+			return deleted, err
+		}
+	}
+}
+
+// sweepEvents deletes up to batch finished events older than cutoff,
+// starting at resume, in one transaction; it returns where to go on, or nil.
+func (s *Bolt) sweepEvents(ctx context.Context, cutoff time.Time, batch int, resume []byte) (int, []byte, error) {
+	cutoffID := idAt(cutoff)
+	var deleted int
+	var next []byte
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		deleted, next = 0, nil
+		events := tx.Bucket(bucketEvents)
+		c := events.Cursor()
+		var k []byte
+		if resume == nil {
+			k, _ = c.First()
+		} else {
+			k, _ = c.Seek(resume)
+		}
+		var doomed [][]byte
+		for ; k != nil && bytes.Compare(k, cutoffID[:]) < 0; k, _ = c.Next() {
+			if len(doomed) == batch {
+				next = bytes.Clone(k)
+				break
+			}
+			finished, err := allFinished(tx, k)
+			if err != nil {
+				return err
+			}
+			if finished {
+				doomed = append(doomed, bytes.Clone(k))
+			}
+		}
+		for _, id := range doomed {
+			if err := deleteEvent(tx, id); err != nil {
+				return err
+			}
+		}
+		deleted = len(doomed)
+		return nil
+	})
+	return deleted, next, err
+}
+
+func allFinished(tx *bolt.Tx, id []byte) (bool, error) {
+	c := tx.Bucket(bucketDeliveries).Cursor()
+	for k, v := c.Seek(id); k != nil && bytes.HasPrefix(k, id); k, v = c.Next() {
+		var d Delivery
+		if err := json.Unmarshal(v, &d); err != nil {
+			return false, err
+		}
+		if d.State == StatePending {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// deleteEvent removes an event with its body, deliveries, attempts and, if
+// it still points at this event, its dedup key.
+func deleteEvent(tx *bolt.Tx, id []byte) error {
+	if e, err := eventMeta(tx, id); err == nil && e.DedupKey != "" {
+		dk := dedupKey(e.Source, e.DedupKey)
+		if v := tx.Bucket(bucketDedup).Get(dk); len(v) == 24 && bytes.Equal(v[:16], id) {
+			if err := tx.Bucket(bucketDedup).Delete(dk); err != nil {
+				return err
+			}
+		}
+	}
+	for _, name := range [][]byte{bucketDeliveries, bucketAttempts} {
+		c := tx.Bucket(name).Cursor()
+		for k, _ := c.Seek(id); k != nil && bytes.HasPrefix(k, id); k, _ = c.Seek(id) {
+			if err := c.Delete(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := tx.Bucket(bucketBodies).Delete(id); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketEvents).Delete(id)
+}
+
+// sweepDedup deletes up to batch expired dedup keys.
+func (s *Bolt) sweepDedup(ctx context.Context, batch int) (int, error) {
+	now := uint64(s.now().UnixNano())
+	n := 0
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		n = 0
+		c := tx.Bucket(bucketDedup).Cursor()
+		var doomed [][]byte
+		for k, v := c.First(); k != nil && len(doomed) < batch; k, v = c.Next() {
+			if len(v) == 24 && binary.BigEndian.Uint64(v[16:]) <= now {
+				doomed = append(doomed, bytes.Clone(k))
+			}
+		}
+		for _, k := range doomed {
+			if err := tx.Bucket(bucketDedup).Delete(k); err != nil {
+				return err
+			}
+		}
+		n = len(doomed)
+		return nil
+	})
+	return n, err
+}
+
+// Compact copies the store at src into a new file at dst, leaving out free
+// pages; src must not be open elsewhere.
+func Compact(dst, src string) error {
+	from, err := bolt.Open(src, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer from.Close()
+	to, err := bolt.Open(dst, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		return err
+	}
+	if err := bolt.Compact(to, from, 64<<20); err != nil {
+		to.Close()
+		return err
+	}
+	return to.Close()
+}
