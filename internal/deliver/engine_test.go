@@ -1,0 +1,314 @@
+package deliver
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hookgate/hookgate/internal/store"
+)
+
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Set(t time.Time) {
+	c.mu.Lock()
+	c.now = t
+	c.mu.Unlock()
+}
+
+// TestBackoffScheduleWithClock drives an always-failing upstream with a
+// swappable clock: each retry is due exactly when the policy says.
+func TestBackoffScheduleWithClock(t *testing.T) {
+	var hits atomic.Int32
+	up := newUpstream(t, func(n int, w http.ResponseWriter) {
+		hits.Add(1)
+		if n == 3 {
+			w.Header().Set("Retry-After", "100")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		w.WriteHeader(http.StatusBadGateway)
+	})
+	clock := &fakeClock{now: time.Unix(1700000000, 0)}
+	s, err := store.OpenBolt(t.TempDir()+"/h.db", store.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	e := New(s, Options{Now: clock.Now, Jitter: func() float64 { return 1 }})
+	defer e.Stop()
+	cfg := up.config("legacy", 6)
+	cfg.Retry = RetryPolicy{MaxAttempts: 6, InitialInterval: 10 * time.Second, MaxInterval: 120 * time.Second}
+	id := ingest(t, s, "x", "legacy")
+	e.Activate("cfg", map[string]Upstream{"legacy": cfg})
+	// attempt n fails at T; the next is due at T + min(120s, 10s·2^(n-1)),
+	// except after the 429, whose Retry-After (100s) is longer than 40s.
+	want := []time.Duration{10 * time.Second, 20 * time.Second, 100 * time.Second, 80 * time.Second, 120 * time.Second}
+	for i, gap := range want {
+		n := int32(i + 1)
+		eventually(t, fmt.Sprintf("attempt %d", n), func() bool { return deliveryState(t, s, id, 0).Attempts == int(n) })
+		d := deliveryState(t, s, id, 0)
+		if got := d.NextAt.Sub(clock.Now()); got != gap {
+			t.Fatalf("after attempt %d the retry is due in %s, want %s", n, got, gap)
+		}
+		time.Sleep(20 * time.Millisecond)
+		if hits.Load() != n {
+			t.Fatalf("retried before its time: %d requests after attempt %d", hits.Load(), n)
+		}
+		clock.Set(d.NextAt)
+		e.Notify("legacy")
+	}
+	eventually(t, "dead after 6 attempts", func() bool { return deliveryState(t, s, id, 0).State == store.StateDead })
+	if d := deliveryState(t, s, id, 0); d.Attempts != 6 || !strings.Contains(d.LastError, "gave up after 6 attempts") {
+		t.Fatalf("final: %+v", d)
+	}
+}
+
+func TestMaxAgeAndRetryOn(t *testing.T) {
+	up := newUpstream(t, func(_ int, w http.ResponseWriter) { w.WriteHeader(http.StatusConflict) })
+	down := newUpstream(t, func(_ int, w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) })
+	clock := &fakeClock{now: time.Unix(1700000000, 0)}
+	s, _ := store.OpenBolt(t.TempDir()+"/h.db", store.Options{Now: clock.Now})
+	defer s.Close()
+	e := New(s, Options{Now: clock.Now, Jitter: func() float64 { return 0 }})
+	defer e.Stop()
+	conflict := up.config("conflict", 5)
+	conflict.Retry.RetryOn, _ = ParseRetryOn([]string{"409"})
+	aged := down.config("aged", 50)
+	aged.Retry.InitialInterval, aged.Retry.MaxInterval, aged.Retry.MaxAge = time.Hour, time.Hour, 90*time.Minute
+	ne := &store.NewEvent{Event: &store.Event{Source: "s", ReceivedAt: clock.Now(), Method: "POST", Path: "/x", Header: http.Header{}, Body: []byte("x")},
+		Targets: []store.Target{{Upstream: "conflict"}, {Upstream: "aged"}}}
+	res, err := s.Ingest(context.Background(), ne)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.ID
+	e.Activate("cfg", map[string]Upstream{"conflict": conflict, "aged": aged})
+	eventually(t, "409 retried", func() bool {
+		if d := deliveryState(t, s, id, 0); d.State == store.StatePending && d.NextAt.After(clock.Now()) && d.NextAt.Sub(clock.Now()) < time.Minute {
+			clock.Set(d.NextAt) // the 409 lane's short retry comes due
+			e.Notify("conflict")
+		}
+		return deliveryState(t, s, id, 0).Attempts >= 2
+	})
+	eventually(t, "aged attempt 1", func() bool { return deliveryState(t, s, id, 1).Attempts == 1 })
+	d := deliveryState(t, s, id, 1)
+	if d.State != store.StatePending {
+		t.Fatalf("first retry within max_age not scheduled: %+v", d)
+	}
+	clock.Set(d.NextAt) // one hour later: the next retry would land past 90 minutes
+	e.Notify("aged")
+	eventually(t, "max_age", func() bool { return deliveryState(t, s, id, 1).State == store.StateDead })
+	if d := deliveryState(t, s, id, 1); !strings.Contains(d.LastError, "max_age") {
+		t.Fatalf("dead for %q, want max_age", d.LastError)
+	}
+}
+
+// TestBreakerIsolatesADeadUpstream: a failing upstream trips its breaker and
+// stops being hammered, while a healthy one keeps delivering.
+func TestBreakerIsolatesADeadUpstream(t *testing.T) {
+	dead := newUpstream(t, func(_ int, w http.ResponseWriter) { w.WriteHeader(http.StatusInternalServerError) })
+	healthy := newUpstream(t, nil)
+	s := openStore(t, "")
+	e := New(s, Options{})
+	defer e.Stop()
+	deadCfg := dead.config("dead", 1000)
+	deadCfg.Retry.InitialInterval, deadCfg.Retry.MaxInterval = time.Millisecond, 5*time.Millisecond
+	deadCfg.Breaker = BreakerPolicy{FailureRatio: 0.5, Window: time.Minute, MinRequests: 5, Cooldown: time.Hour}
+	e.Activate("cfg", map[string]Upstream{"dead": deadCfg, "healthy": healthy.config("healthy", 3)})
+	var healthyIDs []store.ID
+	for i := range 40 {
+		ingest(t, s, fmt.Sprint(i), "dead")
+		healthyIDs = append(healthyIDs, ingest(t, s, fmt.Sprint(i), "healthy"))
+	}
+	e.Notify("dead")
+	e.Notify("healthy")
+	eventually(t, "breaker open", func() bool { return e.BreakerState("dead") == BreakerOpen })
+	eventually(t, "healthy deliveries", func() bool { return len(healthy.requests()) == 40 })
+	seen := len(dead.requests())
+	time.Sleep(100 * time.Millisecond)
+	if now := len(dead.requests()); now != seen || now > deadCfg.Concurrency+deadCfg.Breaker.MinRequests {
+		t.Fatalf("dead upstream got %d then %d requests with its breaker open", seen, now)
+	}
+	for _, id := range healthyIDs {
+		if deliveryState(t, s, id, 0).State != store.StateDelivered {
+			t.Fatal("a healthy delivery was held up")
+		}
+	}
+}
+
+func TestBreakerProbesAndCloses(t *testing.T) {
+	b := newBreaker(BreakerPolicy{FailureRatio: 0.5, Window: time.Minute, MinRequests: 4, Cooldown: 10 * time.Second})
+	now := time.Unix(1700000000, 0)
+	for range 4 {
+		b.record(now, false)
+	}
+	if b.State() != BreakerOpen {
+		t.Fatal("not open after 4/4 failures")
+	}
+	if n, wait := b.allow(now.Add(5*time.Second), 8); n != 0 || wait != 5*time.Second {
+		t.Fatalf("open: allow %d wait %s", n, wait)
+	}
+	if n, _ := b.allow(now.Add(11*time.Second), 8); n != 1 {
+		t.Fatalf("half-open allowed %d probes, want 1", n)
+	}
+	if n, _ := b.allow(now.Add(11*time.Second), 8); n != 0 {
+		t.Fatalf("a second probe allowed while one is out")
+	}
+	b.record(now.Add(12*time.Second), false)
+	if b.State() != BreakerOpen {
+		t.Fatal("a failed probe did not reopen")
+	}
+	b.allow(now.Add(30*time.Second), 8)
+	b.record(now.Add(31*time.Second), true)
+	if b.State() != BreakerClosed {
+		t.Fatal("a good probe did not close")
+	}
+	if n, _ := b.allow(now.Add(31*time.Second), 8); n != 8 {
+		t.Fatalf("closed allows %d", n)
+	}
+}
+
+// TestOrderedDeliveryUnderConcurrency: deliveries sharing a key go one at a
+// time in arrival order, even with failures; other keys stay parallel.
+func TestOrderedDeliveryUnderConcurrency(t *testing.T) {
+	var mu sync.Mutex
+	inflight := map[string]int{}
+	order := map[string][]string{}
+	violations := 0
+	srv := newUpstream(t, nil)
+	srv.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get("X-Key")
+		seq := r.Header.Get("X-Seq")
+		mu.Lock()
+		inflight[key]++
+		if inflight[key] > 1 {
+			violations++
+		}
+		mu.Unlock()
+		time.Sleep(time.Duration(rand.IntN(3)) * time.Millisecond)
+		fail := rand.IntN(4) == 0
+		mu.Lock()
+		inflight[key]--
+		if !fail {
+			order[key] = append(order[key], seq)
+		}
+		mu.Unlock()
+		if fail {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	})
+	s := openStore(t, "")
+	e := New(s, Options{})
+	defer e.Stop()
+	cfg := srv.config("ordered", 100)
+	cfg.Concurrency = 8
+	cfg.Retry.InitialInterval, cfg.Retry.MaxInterval = time.Millisecond, 2*time.Millisecond
+	keys := []string{"cus_A", "cus_B", "cus_C", "cus_D"}
+	const perKey = 15
+	for i := range perKey {
+		for _, k := range keys {
+			ne := &store.NewEvent{Event: &store.Event{Source: "stripe", ReceivedAt: time.Now(), Method: "POST", Path: "/x",
+				Header: http.Header{"X-Key": {k}, "X-Seq": {fmt.Sprintf("%02d", i)}}, Body: []byte("x")},
+				Targets: []store.Target{{Upstream: "ordered", OrderKey: k}}}
+			if _, err := s.Ingest(context.Background(), ne); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	e.Activate("cfg", map[string]Upstream{"ordered": cfg})
+	eventually(t, "all delivered", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		total := 0
+		for _, k := range keys {
+			total += len(order[k])
+		}
+		return total == perKey*len(keys)
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if violations > 0 {
+		t.Fatalf("%d times two deliveries of one key were in flight together", violations)
+	}
+	for _, k := range keys {
+		for i, seq := range order[k] {
+			if seq != fmt.Sprintf("%02d", i) {
+				t.Fatalf("key %s delivered out of order: %v", k, order[k])
+			}
+		}
+	}
+	if p := srv.peak.Load(); p < 2 {
+		t.Logf("peak concurrency %d (different keys may overlap)", p)
+	}
+}
+
+func TestReplayDeadDeliveries(t *testing.T) {
+	var healthy atomic.Bool
+	up := newUpstream(t, func(_ int, w http.ResponseWriter) {
+		if !healthy.Load() {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	})
+	s := openStore(t, "")
+	e := New(s, Options{})
+	defer e.Stop()
+	e.Activate("cfg", map[string]Upstream{"legacy": up.config("legacy", 2)})
+	var ids []store.ID
+	for range 3 {
+		ids = append(ids, ingest(t, s, "x", "legacy"))
+	}
+	e.Notify("legacy")
+	for _, id := range ids {
+		eventually(t, "dead", func() bool { return deliveryState(t, s, id, 0).State == store.StateDead })
+	}
+	healthy.Store(true)
+	res, err := e.Replay(context.Background(), store.ReplayFilter{Upstream: "legacy"})
+	if err != nil || res.Replayed != 3 {
+		t.Fatalf("replay: %+v %v", res, err)
+	}
+	for _, id := range ids {
+		eventually(t, "delivered after replay", func() bool { return deliveryState(t, s, id, 0).State == store.StateDelivered })
+		if d := deliveryState(t, s, id, 0); d.Attempts != 3 || d.RetryBase != 2 {
+			t.Fatalf("after replay: %+v", d)
+		}
+	}
+}
+
+func TestRetentionSweepThroughEngine(t *testing.T) {
+	up := newUpstream(t, nil)
+	clock := &fakeClock{now: time.Unix(1700000000, 0)}
+	s, _ := store.OpenBolt(t.TempDir()+"/h.db", store.Options{Now: clock.Now})
+	defer s.Close()
+	e := New(s, Options{Now: clock.Now})
+	defer e.Stop()
+	e.SetRetention(24 * time.Hour)
+	e.Activate("cfg", map[string]Upstream{"legacy": up.config("legacy", 3)})
+	ne := &store.NewEvent{Event: &store.Event{Source: "s", ReceivedAt: clock.Now(), Method: "POST", Path: "/x", Header: http.Header{}, Body: []byte("x")},
+		Targets: []store.Target{{Upstream: "legacy"}}}
+	res, _ := s.Ingest(context.Background(), ne)
+	e.Notify("legacy")
+	eventually(t, "delivered", func() bool { return deliveryState(t, s, res.ID, 0).State == store.StateDelivered })
+	if n := e.SweepNow(); n != 0 {
+		t.Fatalf("swept %d fresh events", n)
+	}
+	clock.Set(time.UnixMilli(res.ID.Time().UnixMilli()).Add(25 * time.Hour))
+	if n := e.SweepNow(); n != 1 {
+		t.Fatalf("swept %d, want the one old event", n)
+	}
+}
