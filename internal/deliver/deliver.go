@@ -35,8 +35,10 @@ type Upstream struct {
 	Burst int
 	// Breaker stops attempts to an upstream that keeps failing.
 	Breaker BreakerPolicy
-	// Sign, when set, re-signs each delivery request for the backend.
-	Sign func(req *http.Request, ev *store.Event, now time.Time) error `json:"-"`
+	// Sign, when set, re-signs each delivery request for the backend;
+	// SignID names how, so two configurations can be compared.
+	Sign   func(req *http.Request, ev *store.Event, now time.Time) error `json:"-"`
+	SignID string
 }
 
 // RetryPolicy says how failed attempts are retried.

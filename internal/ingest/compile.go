@@ -78,6 +78,14 @@ func Compile(cfg *config.Config) (*Pipeline, error) {
 				Cooldown:     up.Breaker.Cooldown,
 			},
 		}
+		sign, err := resigner(cfg, up)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		u := p.upstreams[name]
+		u.Sign = sign
+		u.SignID = up.Sign.Scheme
+		p.upstreams[name] = u
 		if up.OrderingKey != "" {
 			prog, err := route.CompileKey(up.OrderingKey)
 			if err != nil {

@@ -61,9 +61,9 @@ func (p Preset) Compile(secrets []string, opts Options) (Scheme, error) {
 	return New(spec, secrets)
 }
 
-// Signer is a scheme that can also sign, for `hookgate send` and tests.
+// Signer signs requests as a provider does, for `hookgate send`,
+// re-signing deliveries and tests.
 type Signer interface {
-	Scheme
 	Sign(key string, msg Message) (http.Header, error)
 }
 

@@ -198,3 +198,24 @@ func mustSigner(spec Spec) *Declarative {
 	}
 	return d
 }
+
+// SignerFor returns a signer for a preset's scheme that signs with any key
+// it is given, or an error for schemes the gateway cannot sign.
+func SignerFor(p Preset) (Signer, error) {
+	switch p.Name {
+	case "twilio":
+		return &twilio{}, nil
+	case "contentful":
+		return &contentful{}, nil
+	case "asana":
+		return &asana{}, nil
+	}
+	if p.Build != nil {
+		return nil, fmt.Errorf("provider %s cannot be signed here", p.Name)
+	}
+	d, err := compileSpec(p.Spec)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}

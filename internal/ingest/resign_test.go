@@ -1,0 +1,155 @@
+package ingest
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/store"
+	"github.com/hookgate/hookgate/internal/verify"
+)
+
+func TestResigning(t *testing.T) {
+	const routes = `
+upstreams:
+  gateway-signed:
+    url: http://127.0.0.1:1
+    sign:
+      scheme: standard-webhooks
+      secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+  provider-signed:
+    url: http://127.0.0.1:2
+    sign:
+      scheme: source
+sources:
+  stripe:
+    path: /stripe
+    provider: stripe
+    secrets: [whsec_stripe_secret]
+    default: [gateway-signed, provider-signed]
+`
+	cfg, err := config.Parse("routes.yaml", []byte(routes), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Compile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"id":"evt_1","type":"charge.succeeded"}`)
+	received := time.Unix(1700000000, 0)
+	stripePreset, _ := verify.Lookup("stripe")
+	original, _ := verify.SignSample(stripePreset, "whsec_stripe_secret", verify.Sample{Body: body, Header: http.Header{}}, "", received)
+	ev := &store.Event{ID: store.ID{1, 2, 3}, Source: "stripe", Method: "POST", Path: "/stripe", Host: "hooks.example.com", Proto: "https", Header: original, Body: body}
+	later := received.Add(time.Hour)
+
+	// The provider's own signature is stale an hour later.
+	stripe, _ := stripePreset.Compile([]string{"whsec_stripe_secret"}, verify.Options{})
+	if err := stripe.Verify(&verify.Request{Body: body, Header: original, Now: later}); err == nil {
+		t.Fatal("an hour-old Stripe signature verified")
+	}
+
+	req := httptest.NewRequest("POST", "http://backend/stripe", nil)
+	req.Header = original.Clone()
+	if err := p.Upstreams()["provider-signed"].Sign(req, ev, later); err != nil {
+		t.Fatal(err)
+	}
+	if err := stripe.Verify(&verify.Request{Body: body, Header: req.Header, Now: later}); err != nil {
+		t.Fatalf("re-signed with the provider scheme, rejected: %v", err)
+	}
+
+	req = httptest.NewRequest("POST", "http://backend/stripe", nil)
+	req.Header = original.Clone()
+	if err := p.Upstreams()["gateway-signed"].Sign(req, ev, later); err != nil {
+		t.Fatal(err)
+	}
+	sw, _ := verify.Lookup("standard-webhooks")
+	gateway, _ := sw.Compile([]string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, verify.Options{})
+	if err := gateway.Verify(&verify.Request{Body: body, Header: req.Header, Now: later}); err != nil {
+		t.Fatalf("gateway signature rejected: %v", err)
+	}
+	if req.Header.Get("webhook-id") != ev.ID.String() || req.Header.Get("Stripe-Signature") == "" {
+		t.Fatalf("headers: %v", req.Header)
+	}
+}
+
+func TestResigningRefusesUnsignableSources(t *testing.T) {
+	const routes = "upstreams:\n  u:\n    url: http://x\n    sign:\n      scheme: source\nsources:\n  d:\n    path: /d\n    provider: discord\n    secrets: [\"0000000000000000000000000000000000000000000000000000000000000000\"]\n    default: [u]\n"
+	cfg, err := config.Parse("routes.yaml", []byte(routes), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Compile(cfg); err == nil || !strings.Contains(err.Error(), "routes.yaml:4:5: upstream u: sign: source cannot re-sign events of source d") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestBackpressure(t *testing.T) {
+	const routes = "max_pending: 2\nupstreams:\n  u:\n    url: http://x\nsources:\n  gh:\n    path: /gh\n    provider: github\n    secrets: [s]\n    default: [u]\n"
+	cfg, err := config.Parse("routes.yaml", []byte(routes), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Compile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenBolt(t.TempDir()+"/h.db", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	p.Attach(st, nil, nil, nil)
+	h := &harness{p: p, store: st}
+	codes := []int{}
+	for i := range 3 {
+		body := []byte(`{"n":` + string(rune('0'+i)) + `}`)
+		hdr := sign(t, "github", "s", body)
+		hdr.Set("X-GitHub-Delivery", string(rune('a'+i)))
+		codes = append(codes, h.send("/gh", hdr, body).Code)
+	}
+	if codes[0] != 200 || codes[1] != 200 || codes[2] != 503 {
+		t.Fatalf("statuses %v, want 200 200 503", codes)
+	}
+	rec := h.send("/gh", nil, nil)
+	if rec.Code != 401 {
+		t.Fatalf("unsigned request under backpressure: %d, want 401 first", rec.Code)
+	}
+}
+
+func TestOrderingKeyAtIngest(t *testing.T) {
+	const routes = "upstreams:\n  u:\n    url: http://x\n    ordering:\n      key: body.data.object.customer\nsources:\n  gh:\n    path: /gh\n    provider: github\n    secrets: [s]\n    default: [u]\n"
+	cfg, err := config.Parse("routes.yaml", []byte(routes), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Compile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenBolt(t.TempDir()+"/h.db", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	p.Attach(st, nil, nil, nil)
+	h := &harness{p: p, store: st}
+	for i, cus := range []string{"cus_1", "cus_1", "cus_2"} {
+		body := []byte(`{"n":` + string(rune('0'+i)) + `,"data":{"object":{"customer":"` + cus + `"}}}`)
+		hdr := sign(t, "github", "s", body)
+		if rec := h.send("/gh", hdr, body); rec.Code != 200 {
+			t.Fatalf("status %d", rec.Code)
+		}
+	}
+	tasks, _ := st.Due("u", time.Now().Add(time.Hour), 10, nil)
+	var keys []string
+	for _, task := range tasks {
+		keys = append(keys, task.Delivery.OrderKey)
+	}
+	if strings.Join(keys, ",") != "cus_1,cus_2" {
+		t.Fatalf("due with order keys %v, want the heads cus_1 and cus_2 only", keys)
+	}
+}
