@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,10 +17,24 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/store"
 	"github.com/hookgate/hookgate/internal/verify"
 )
 
 func init() {
+	caddycmd.RegisterCommand(caddycmd.Command{
+		Name:  "compact",
+		Usage: "--storage <hookgate.db>",
+		Short: "Compacts the store file offline, returning free pages to the disk",
+		Long: `
+Copies the bbolt store into a new file without its free pages, then swaps it
+in place of the original. The gateway must be stopped: a running gateway
+holds the file's lock and the command refuses to run.`,
+		CobraFunc: func(cmd *cobra.Command) {
+			cmd.Flags().String("storage", "", "path of the store file (default: Caddy's data dir/hookgate/hookgate.db)")
+			cmd.RunE = caddycmd.WrapCommandFuncForCobra(cmdCompact)
+		},
+	})
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "providers",
 		Usage: "[--json | --markdown]",
@@ -57,6 +72,32 @@ Exits non-zero unless the gateway answers 2xx.`,
 			cmd.RunE = caddycmd.WrapCommandFuncForCobra(cmdSend)
 		},
 	})
+}
+
+func cmdCompact(fl caddycmd.Flags) (int, error) {
+	path := fl.String("storage")
+	if path == "" {
+		path = filepath.Join(caddy.AppDataDir(), "hookgate", "hookgate.db")
+	}
+	before, err := os.Stat(path)
+	if err != nil {
+		return caddy.ExitCodeFailedStartup, err
+	}
+	tmp := path + ".compact"
+	os.Remove(tmp)
+	if err := store.Compact(tmp, path); err != nil {
+		os.Remove(tmp)
+		return caddy.ExitCodeFailedStartup, fmt.Errorf("compacting %s (is the gateway still running?): %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return caddy.ExitCodeFailedStartup, err
+	}
+	after, err := os.Stat(path)
+	if err != nil {
+		return caddy.ExitCodeFailedStartup, err
+	}
+	fmt.Printf("compacted %s: %d bytes -> %d bytes\n", path, before.Size(), after.Size())
+	return caddy.ExitCodeSuccess, nil
 }
 
 func cmdProviders(fl caddycmd.Flags) (int, error) {
