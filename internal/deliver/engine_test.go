@@ -312,3 +312,32 @@ func TestRetentionSweepThroughEngine(t *testing.T) {
 		t.Fatalf("swept %d, want the one old event", n)
 	}
 }
+
+// TestStopHandsBackInFlightWork: an attempt still running when the grace
+// period ends is canceled and left pending, unrecorded, for the next start.
+func TestStopHandsBackInFlightWork(t *testing.T) {
+	up := newUpstream(t, nil)
+	up.hold = make(chan struct{})
+	defer close(up.hold)
+	s := openStore(t, "")
+	e := New(s, Options{StopGrace: 100 * time.Millisecond})
+	e.Activate("cfg", map[string]Upstream{"legacy": up.config("legacy", 3)})
+	id := ingest(t, s, "x", "legacy")
+	e.Notify("legacy")
+	eventually(t, "attempt in flight", func() bool { return up.inflight.Load() == 1 })
+	stopped := make(chan struct{})
+	go func() { e.Stop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Stop did not return after its grace period")
+	}
+	d := deliveryState(t, s, id, 0)
+	if d.State != store.StatePending || d.Attempts != 0 {
+		t.Fatalf("after stop: %+v, want pending with no attempt recorded", d)
+	}
+	rec, _ := s.Event(id)
+	if len(rec.Attempts[0]) != 0 {
+		t.Fatalf("a canceled attempt was recorded: %+v", rec.Attempts[0])
+	}
+}
