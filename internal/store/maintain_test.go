@@ -151,18 +151,16 @@ func TestCompact(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	var keep ID
-	for i := range 300 {
+	for range 300 {
 		res, _ := s.Ingest(ctx, newEvent("s", "", string(make([]byte, 4096)), c, "u"))
 		finish(t, s, res.ID, 0, StateDelivered, c)
-		if i == 299 {
-			keep = res.ID
-		}
 	}
 	c.Add(time.Hour)
-	s.Sweep(ctx, c.Now().Add(-30*time.Minute), 100)
+	if n, err := s.Sweep(ctx, c.Now().Add(-30*time.Minute), 100); err != nil || n != 300 {
+		t.Fatalf("swept %d, %v", n, err)
+	}
 	res, _ := s.Ingest(ctx, newEvent("s", "", "kept", c, "u"))
-	keep = res.ID
+	keep := res.ID
 	s.Close()
 	dst := filepath.Join(dir, "compact.db")
 	if err := Compact(dst, src); err != nil {
