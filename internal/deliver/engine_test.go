@@ -342,7 +342,7 @@ func TestStopHandsBackInFlightWork(t *testing.T) {
 	}
 }
 
-// TestRateLimit: with 1 attempt/s and a burst of 2, only the burst goes out
+// TestRateLimit: at 1 attempt/s with a burst of 2, only the burst goes out
 // at once even though the concurrency would allow ten.
 func TestRateLimit(t *testing.T) {
 	up := newUpstream(t, nil)
@@ -351,15 +351,15 @@ func TestRateLimit(t *testing.T) {
 	e := New(s, Options{})
 	defer e.Stop()
 	cfg := up.config("limited", 3)
-	cfg.Concurrency, cfg.Rate, cfg.Burst = 10, 0.2, 2
+	cfg.Concurrency, cfg.Rate, cfg.Burst = 10, 1, 2
 	for range 6 {
 		ingest(t, s, "x", "limited")
 	}
 	e.Activate("cfg", map[string]Upstream{"limited": cfg})
 	eventually(t, "the burst", func() bool { return up.inflight.Load() == 2 })
-	time.Sleep(200 * time.Millisecond) // the next token is 5 s away
+	time.Sleep(200 * time.Millisecond) // the next token is a second away
 	if n := up.inflight.Load(); n != 2 {
-		t.Fatalf("%d attempts in flight with a burst of 2 at 0.2/s", n)
+		t.Fatalf("%d attempts in flight with a burst of 2 at 1/s", n)
 	}
 	close(up.hold)
 }
