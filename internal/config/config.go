@@ -148,6 +148,8 @@ type Source struct {
 	// Mode, when "live" or "test", admits only events of that mode.
 	Mode    string
 	ModePos Pos
+	// Validate rejects (or quarantines) bodies that fail a JSON Schema.
+	Validate *Validate
 	// OtherModeTo routes events of the other mode to these upstreams instead
 	// of refusing them.
 	OtherModeTo    []string
@@ -195,10 +197,34 @@ type Route struct {
 	// Schema is a JSON Schema file the body must satisfy.
 	Schema    string
 	SchemaPos Pos
+	// SchemaDoc is a schema written inline instead of a file.
+	SchemaDoc any
 	// To lists the destination upstreams.
 	To    []string
 	ToPos Pos
-	Pos   Pos
+	// Stop ends rule evaluation when this rule matches.
+	Stop bool
+	// Path rewrites the delivered path: a template with {expression} parts.
+	Path    string
+	PathPos Pos
+	// SetHeaders and RemoveHeaders change the delivered headers.
+	SetHeaders    map[string]string
+	SetHeadersPos Pos
+	RemoveHeaders []string
+	// Transform is an expression building a new JSON body for the upstream.
+	Transform    string
+	TransformPos Pos
+	Pos          Pos
+}
+
+// Validate is a source's validation gate.
+type Validate struct {
+	// Schema is a file, or SchemaDoc an inline schema, that bodies must satisfy.
+	Schema    string
+	SchemaDoc any
+	// Quarantine ACKs and parks failing events instead of answering 400.
+	Quarantine bool
+	Pos        Pos
 }
 
 // Response is the answer to an accepted event.
@@ -391,6 +417,50 @@ func (p *parser) integer(n *yaml.Node, what string, min int) int {
 		return 0
 	}
 	return v
+}
+
+func (p *parser) boolean(n *yaml.Node, what string) bool {
+	var v bool
+	if n.Kind != yaml.ScalarNode || n.Decode(&v) != nil {
+		p.errorf(n, "%s must be true or false", what)
+	}
+	return v
+}
+
+// inlineDoc decodes a mapping written in YAML as a JSON document.
+func (p *parser) inlineDoc(n *yaml.Node, what string) any {
+	var doc any
+	if err := n.Decode(&doc); err != nil {
+		p.errorf(n, "%s: %v", what, err)
+		return nil
+	}
+	return doc
+}
+
+func (p *parser) validate(k, n *yaml.Node, what string) *Validate {
+	v := &Validate{Pos: pos(k)}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		v.Schema = p.path(n, what)
+		return v
+	case yaml.MappingNode:
+		p.fields(n, what, map[string]func(k, v *yaml.Node){
+			"schema": func(_, s *yaml.Node) {
+				if s.Kind == yaml.MappingNode {
+					v.SchemaDoc = p.inlineDoc(s, what+".schema")
+				} else {
+					v.Schema = p.path(s, what+".schema")
+				}
+			},
+			"quarantine": func(_, q *yaml.Node) { v.Quarantine = p.boolean(q, what+".quarantine") },
+		})
+		if v.Schema == "" && v.SchemaDoc == nil {
+			p.errorf(n, "%s: schema is required", what)
+		}
+		return v
+	}
+	p.errorf(n, "%s must be a schema file or a mapping with schema and quarantine", what)
+	return nil
 }
 
 // path resolves a file name relative to the routes file's folder.
@@ -608,6 +678,7 @@ func (p *parser) source(key, n *yaml.Node) *Source {
 				p.errorf(v, "%s.mode must be live or test, got %q", what, src.Mode)
 			}
 		},
+		"validate": func(k, v *yaml.Node) { src.Validate = p.validate(k, v, what+".validate") },
 		"other_mode_to": func(_, v *yaml.Node) {
 			src.OtherModeTo, src.OtherModeToPos = p.strList(v, what+".other_mode_to"), pos(v)
 		},
@@ -714,12 +785,42 @@ func (p *parser) route(n *yaml.Node, what string) *Route {
 			r.WhenPos = pos(v)
 		},
 		"schema": func(_, v *yaml.Node) {
-			r.Schema = p.path(v, what+".schema")
 			r.SchemaPos = pos(v)
+			if v.Kind == yaml.MappingNode {
+				r.SchemaDoc = p.inlineDoc(v, what+".schema")
+				return
+			}
+			r.Schema = p.path(v, what+".schema")
 		},
 		"to": func(_, v *yaml.Node) {
 			r.To = p.strList(v, what+".to")
 			r.ToPos = pos(v)
+		},
+		"stop": func(_, v *yaml.Node) { r.Stop = p.boolean(v, what+".stop") },
+		"path": func(_, v *yaml.Node) {
+			r.Path, r.PathPos = p.str(v, what+".path"), pos(v)
+			if r.Path != "" && !strings.HasPrefix(r.Path, "/") {
+				p.errorf(v, "%s.path must start with /", what)
+			}
+		},
+		"set_headers": func(_, v *yaml.Node) {
+			r.SetHeadersPos = pos(v)
+			r.SetHeaders = map[string]string{}
+			if v.Kind != yaml.MappingNode {
+				p.errorf(v, "%s.set_headers must map header names to values", what)
+				return
+			}
+			for i := 0; i+1 < len(v.Content); i += 2 {
+				name := v.Content[i].Value
+				if lower := strings.ToLower(name); lower == "host" || lower == "content-length" || lower == "transfer-encoding" {
+					p.errorf(v.Content[i], "%s.set_headers: %s cannot be set", what, name)
+				}
+				r.SetHeaders[name] = p.str(v.Content[i+1], what+".set_headers."+name)
+			}
+		},
+		"remove_headers": func(_, v *yaml.Node) { r.RemoveHeaders = p.strList(v, what+".remove_headers") },
+		"transform": func(_, v *yaml.Node) {
+			r.Transform, r.TransformPos = p.str(v, what+".transform"), pos(v)
 		},
 	})
 	if r.Name != "" {
@@ -728,7 +829,7 @@ func (p *parser) route(n *yaml.Node, what string) *Route {
 	if len(r.To) == 0 {
 		p.errorf(n, "%s: to is required", what)
 	}
-	if r.When == "" && r.Schema == "" {
+	if r.When == "" && r.Schema == "" && r.SchemaDoc == nil {
 		p.errorf(n, "%s: set when, schema, or both", what)
 	}
 	return r

@@ -526,7 +526,7 @@ func (l *lane) attempt(cfg Upstream, t store.Task) {
 	n := t.Delivery.Attempts + 1
 	ctx, cancel := context.WithTimeout(l.e.ctx, cfg.Timeout)
 	defer cancel()
-	req, err := buildRequest(ctx, cfg, t.Event, n)
+	req, err := buildRequest(ctx, cfg, t, n)
 	if err == nil && cfg.Sign != nil {
 		err = cfg.Sign(req, t.Event, l.e.now())
 	}
@@ -649,9 +649,14 @@ var hopHeaders = []string{
 	"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Content-Length",
 }
 
-func buildRequest(ctx context.Context, cfg Upstream, ev *store.Event, attempt int) (*http.Request, error) {
+func buildRequest(ctx context.Context, cfg Upstream, t store.Task, attempt int) (*http.Request, error) {
+	ev, d := t.Event, t.Delivery
 	target := *cfg.URL
-	target.Path = joinPath(cfg.URL.Path, ev.Path)
+	path := ev.Path
+	if d.Path != "" {
+		path = d.Path // a route's rewrite
+	}
+	target.Path = joinPath(cfg.URL.Path, path)
 	target.RawPath = ""
 	switch {
 	case cfg.URL.RawQuery == "":
@@ -659,7 +664,11 @@ func buildRequest(ctx context.Context, cfg Upstream, ev *store.Event, attempt in
 	case ev.RawQuery != "":
 		target.RawQuery = cfg.URL.RawQuery + "&" + ev.RawQuery
 	}
-	req, err := http.NewRequestWithContext(ctx, ev.Method, target.String(), bytes.NewReader(ev.Body))
+	body := ev.Body
+	if d.Transformed {
+		body = t.Body
+	}
+	req, err := http.NewRequestWithContext(ctx, ev.Method, target.String(), bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("building request: %w", err)
 	}
@@ -688,12 +697,22 @@ func buildRequest(ctx context.Context, cfg Upstream, ev *store.Event, attempt in
 	if ev.Proto != "" {
 		req.Header.Set("X-Forwarded-Proto", ev.Proto)
 	}
+	for _, h := range d.RemoveHeaders {
+		req.Header.Del(h)
+	}
+	for k, v := range d.SetHeaders {
+		req.Header.Set(k, v)
+	}
+	if d.Transformed {
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Del("Content-Encoding")
+	}
 	id := ev.ID.String()
 	req.Header.Set("Hookgate-Event-Id", id)
 	req.Header.Set("Hookgate-Attempt", strconv.Itoa(attempt))
 	req.Header.Set("Hookgate-Source", ev.Source)
 	req.Header.Set("Idempotency-Key", id)
-	req.ContentLength = int64(len(ev.Body))
+	req.ContentLength = int64(len(body))
 	return req, nil
 }
 

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -15,6 +16,7 @@ import (
 // source is one compiled source.
 type source struct {
 	name        string
+	provider    string
 	scheme      verify.Scheme
 	dedup       *route.Program
 	dedupWindow time.Duration
@@ -28,6 +30,10 @@ type source struct {
 	verifyToken        string
 	unsignedHandshakes []*verify.Handshake
 	signedHandshakes   []*verify.Handshake
+
+	gate         *route.Schema // bodies must satisfy it; nil without a gate
+	quarantine   bool          // park failing events instead of answering 400
+	bodyRequired bool          // an unparseable body is a 400
 
 	live        *route.Program // true for a live-mode event; nil when mode is not checked
 	wantLive    bool
@@ -112,6 +118,7 @@ func Compile(cfg *config.Config) (*Pipeline, error) {
 func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 	s := &source{
 		name:        src.Name,
+		provider:    src.Provider,
 		publicURL:   src.PublicURL,
 		response:    src.Response,
 		dedupWindow: src.Dedup.Window,
@@ -206,8 +213,15 @@ func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 		s.dedup = prog
 	}
 	s.table = &route.Table{Default: src.Default}
+	if v := src.Validate; v != nil {
+		schema, err := compileSchema(src.Name+"-validate", v.Schema, v.SchemaDoc)
+		if err != nil {
+			return nil, cfg.Errorf(v.Pos, "source %s: validate: %v", src.Name, err)
+		}
+		s.gate, s.quarantine = schema, v.Quarantine
+	}
 	for _, r := range src.Routes {
-		rule := route.Rule{Name: r.Name, To: r.To}
+		rule := route.Rule{Name: r.Name, To: r.To, Stop: r.Stop}
 		if rule.Name == "" {
 			rule.Name = fmt.Sprintf("line %d", r.Pos.Line)
 		}
@@ -218,16 +232,72 @@ func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 			}
 			rule.When = prog
 		}
-		if r.Schema != "" {
-			schema, err := route.CompileSchema(r.Schema)
+		if r.Schema != "" || r.SchemaDoc != nil {
+			schema, err := compileSchema(fmt.Sprintf("%s-route-%d", src.Name, r.Pos.Line), r.Schema, r.SchemaDoc)
 			if err != nil {
 				return nil, cfg.Errorf(r.SchemaPos, "route %s: %v", rule.Name, err)
 			}
 			rule.Schema = schema
 		}
+		shape, err := compileShape(cfg, r, rule.Name)
+		if err != nil {
+			return nil, err
+		}
+		rule.Shape = shape
 		s.table.Rules = append(s.table.Rules, rule)
 	}
-	s.needsBody = s.table.NeedsBody() || (s.dedup != nil && s.dedup.NeedsBody()) || (s.live != nil && s.live.NeedsBody())
+	// The body is parsed once, and only when something reads it; a gate or
+	// a dedup key that reads it makes an unparseable body a 400.
+	s.bodyRequired = (s.dedup != nil && s.dedup.NeedsBody()) || s.gate != nil || (s.live != nil && s.live.NeedsBody())
+	s.needsBody = s.bodyRequired || s.table.NeedsBody()
 	s.needsEnv = len(s.table.Rules) > 0 || s.dedup != nil || s.live != nil
 	return s, nil
+}
+
+func compileSchema(name, file string, doc any) (*route.Schema, error) {
+	if doc == nil {
+		return route.CompileSchema(file)
+	}
+	// YAML numbers decode as Go ints; the schema compiler wants JSON values.
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	var normalized any
+	if err := json.Unmarshal(raw, &normalized); err != nil {
+		return nil, err
+	}
+	return route.CompileInlineSchema(name, normalized)
+}
+
+func compileShape(cfg *config.Config, r *config.Route, name string) (*route.Shape, error) {
+	if r.Path == "" && len(r.SetHeaders) == 0 && len(r.RemoveHeaders) == 0 && r.Transform == "" {
+		return nil, nil
+	}
+	shape := &route.Shape{RemoveHeaders: r.RemoveHeaders}
+	if r.Path != "" {
+		t, err := route.CompileTemplate(r.Path)
+		if err != nil {
+			return nil, cfg.Errorf(r.PathPos, "route %s: path: %v", name, err)
+		}
+		shape.Path = t
+	}
+	if len(r.SetHeaders) > 0 {
+		shape.SetHeaders = map[string]*route.Template{}
+		for header, value := range r.SetHeaders {
+			t, err := route.CompileTemplate(value)
+			if err != nil {
+				return nil, cfg.Errorf(r.SetHeadersPos, "route %s: set_headers.%s: %v", name, header, err)
+			}
+			shape.SetHeaders[header] = t
+		}
+	}
+	if r.Transform != "" {
+		prog, err := route.CompileKey(r.Transform)
+		if err != nil {
+			return nil, cfg.Errorf(r.TransformPos, "route %s: transform: %v", name, err)
+		}
+		shape.Transform = prog
+	}
+	return shape, nil
 }

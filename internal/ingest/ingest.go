@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -28,6 +29,7 @@ type Pipeline struct {
 	// maxPending bounds the deliveries waiting before ingest answers 503.
 	maxPending int64
 	retention  time.Duration
+	counters   struct{ ruleErrors, unparseable atomic.Int64 }
 
 	store  store.Store
 	notify func(upstream string)
@@ -134,15 +136,20 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	var env *route.Env
 	if src.needsEnv {
-		env = newEnv(src, r)
+		env = newEnv(src, r, now)
 		if src.needsBody {
 			parsed, err := route.ParseBody(r.Header.Get("Content-Type"), body)
-			if err != nil {
+			switch {
+			case err == nil:
+				env.Body = parsed
+			case src.bodyRequired:
 				plain(w, http.StatusBadRequest, "body is not valid JSON or form data")
 				p.reject(src, "unparseable_body", nil)
 				return
+			default:
+				// Rules that read the body just do not match.
+				p.counters.unparseable.Add(1)
 			}
-			env.Body = parsed
 		}
 	}
 	ne := &store.NewEvent{Event: &store.Event{
@@ -157,6 +164,16 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Header:     r.Header,
 		Body:       body,
 	}}
+	if src.gate != nil {
+		if err := src.gate.Check(env.Body); err != nil {
+			if !src.quarantine {
+				plain(w, http.StatusBadRequest, "body does not match the source's schema")
+				p.reject(src, "schema", err)
+				return
+			}
+			ne.Event.Quarantined = firstLine(err.Error())
+		}
+	}
 	if src.dedup != nil {
 		key, err := src.dedup.Key(env)
 		if err != nil {
@@ -184,31 +201,9 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			otherMode = true
 		}
 	}
-	dests := []route.Destination(nil)
-	switch {
-	case otherMode:
-		for _, u := range src.otherModeTo {
-			dests = append(dests, route.Destination{Upstream: u, Route: "other_mode"})
-		}
-	case env != nil:
-		var errs []error
-		dests, errs = src.table.Decide(env)
-		for _, err := range errs {
-			p.log.Warn("route expression failed; treated as no match", zap.String("source", src.name), zap.Error(err))
-		}
-	default:
-		dests, _ = src.table.Decide(&route.Env{})
-	}
-	for _, d := range dests {
-		target := store.Target{Upstream: d.Upstream, Route: d.Route}
-		if prog := p.orderKeys[d.Upstream]; prog != nil {
-			key, err := prog.Key(env)
-			if err != nil {
-				p.log.Warn("ordering key expression failed; delivery unordered", zap.String("upstream", d.Upstream), zap.Error(err))
-			}
-			target.OrderKey = key
-		}
-		ne.Targets = append(ne.Targets, target)
+	if ne.Event.Quarantined == "" {
+		ne.Targets = p.targets(src, env, otherMode)
+		ne.Event.Unrouted = len(ne.Targets) == 0
 	}
 	if p.maxPending > 0 && p.store.Pending() >= p.maxPending {
 		w.Header().Set("Retry-After", retryAfterSeconds)
@@ -232,10 +227,10 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		src.respond(w, http.StatusOK, id, "duplicate")
 		return
 	}
-	for _, d := range dests {
-		p.notify(d.Upstream)
+	for _, t := range ne.Targets {
+		p.notify(t.Upstream)
 	}
-	p.log.Debug("event accepted", zap.String("source", src.name), zap.String("event_id", id), zap.Int("deliveries", len(dests)))
+	p.log.Debug("event accepted", zap.String("source", src.name), zap.String("event_id", id), zap.Int("deliveries", len(ne.Targets)))
 	src.respond(w, src.response.Status, id, "accepted")
 }
 
@@ -360,7 +355,72 @@ func (s *source) requestURL(r *http.Request) string {
 	return u
 }
 
-func newEnv(src *source, r *http.Request) *route.Env {
+// targets routes an event: the destinations of the matching rules (or the
+// other-mode upstreams), with each route's shaping rendered and each
+// ordered upstream's key computed. Expression errors are logged and counted.
+func (p *Pipeline) targets(src *source, env *route.Env, otherMode bool) []store.Target {
+	var dests []route.Destination
+	switch {
+	case otherMode:
+		for _, u := range src.otherModeTo {
+			dests = append(dests, route.Destination{Upstream: u, Route: "other_mode"})
+		}
+	case env != nil:
+		var errs []error
+		dests, errs = src.table.Decide(env)
+		for _, err := range errs {
+			p.counters.ruleErrors.Add(1)
+			p.log.Warn("route expression failed; treated as no match", zap.String("source", src.name), zap.Error(err))
+		}
+	default:
+		dests, _ = src.table.Decide(&route.Env{})
+	}
+	out := make([]store.Target, 0, len(dests))
+	for _, d := range dests {
+		target := store.Target{Upstream: d.Upstream, Route: d.Route}
+		if d.Shape != nil {
+			shaped, err := d.Shape.Apply(env)
+			if err != nil {
+				// A delivery the route cannot shape is not sent shaped wrongly:
+				// it goes as received, and the failure is logged and counted.
+				p.counters.ruleErrors.Add(1)
+				p.log.Warn("route shaping failed; delivering the event as received",
+					zap.String("source", src.name), zap.String("route", d.Route), zap.Error(err))
+			} else {
+				target.Path, target.SetHeaders, target.RemoveHeaders, target.Body = shaped.Path, shaped.SetHeaders, shaped.RemoveHeaders, shaped.Body
+			}
+		}
+		if prog := p.orderKeys[d.Upstream]; prog != nil {
+			key, err := prog.Key(env)
+			if err != nil {
+				p.log.Warn("ordering key expression failed; delivery unordered", zap.String("upstream", d.Upstream), zap.Error(err))
+			}
+			target.OrderKey = key
+		}
+		out = append(out, target)
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// Counters are the pipeline's own counts.
+type Counters struct {
+	// RuleErrors counts expressions that failed while routing or shaping.
+	RuleErrors int64
+	// Unparseable counts bodies rules could not read.
+	Unparseable int64
+}
+
+// Counts returns the pipeline's counters.
+func (p *Pipeline) Counts() Counters {
+	return Counters{RuleErrors: p.counters.ruleErrors.Load(), Unparseable: p.counters.unparseable.Load()}
+}
+
+func newEnv(src *source, r *http.Request, now time.Time) *route.Env {
 	headers := make(map[string]string, len(r.Header))
 	for k, v := range r.Header {
 		if len(v) > 0 {
@@ -373,7 +433,7 @@ func newEnv(src *source, r *http.Request) *route.Env {
 			query[k] = v[0]
 		}
 	}
-	return &route.Env{Headers: headers, Query: query, Path: r.URL.Path, Method: r.Method, Source: src.name}
+	return &route.Env{Headers: headers, Query: query, Path: r.URL.Path, Method: r.Method, Source: src.name, Provider: src.provider, ReceivedAt: now}
 }
 
 // Sources returns the source names by path, for logs and tools.

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
@@ -24,12 +25,62 @@ const maxNodes = 2000
 // Env is the expression environment. Headers and query hold the first value
 // of each name; header names are lower-case.
 type Env struct {
-	Body    any               `expr:"body"`
-	Headers map[string]string `expr:"headers"`
-	Query   map[string]string `expr:"query"`
-	Path    string            `expr:"path"`
-	Method  string            `expr:"method"`
-	Source  string            `expr:"source"`
+	Body     any               `expr:"body"`
+	Headers  map[string]string `expr:"headers"`
+	Query    map[string]string `expr:"query"`
+	Path     string            `expr:"path"`
+	Method   string            `expr:"method"`
+	Source   string            `expr:"source"`
+	Provider string            `expr:"provider"`
+	// ReceivedAt is when the gateway received the event.
+	ReceivedAt time.Time `expr:"received_at"`
+}
+
+// helpers are functions expressions may call besides expr's builtins
+// (hasPrefix, hasSuffix, lower, upper, split, toJSON, len, …).
+var helpers = []expr.Option{
+	// jsonpath(value, "data.object.items[0].id") walks maps and lists and
+	// yields nil where the path leads nowhere.
+	expr.Function("jsonpath", func(params ...any) (any, error) {
+		path, ok := params[1].(string)
+		if !ok {
+			return nil, fmt.Errorf("jsonpath: the path must be a string")
+		}
+		return JSONPath(params[0], path), nil
+	}, new(func(any, string) any)),
+}
+
+// JSONPath walks value along a dotted path with [n] list indexes ("$." and a
+// leading "." are optional) and returns nil where the path leads nowhere.
+func JSONPath(value any, path string) any {
+	path = strings.TrimPrefix(strings.TrimPrefix(path, "$"), ".")
+	cur := value
+	for path != "" {
+		var part string
+		part, path, _ = strings.Cut(path, ".")
+		name, rest, _ := strings.Cut(part, "[")
+		if name != "" {
+			m, ok := cur.(map[string]any)
+			if !ok {
+				return nil
+			}
+			cur = m[name]
+		}
+		for rest != "" {
+			idx, after, ok := strings.Cut(rest, "]")
+			if !ok {
+				return nil
+			}
+			n, err := strconv.Atoi(idx)
+			list, isList := cur.([]any)
+			if err != nil || !isList || n < 0 || n >= len(list) {
+				return nil
+			}
+			cur = list[n]
+			rest = strings.TrimPrefix(after, "[")
+		}
+	}
+	return cur
 }
 
 // Program is a compiled expression.
@@ -56,7 +107,8 @@ func CompileKey(src string) (*Program, error) {
 }
 
 func compile(src string, extra ...expr.Option) (*Program, error) {
-	opts := append([]expr.Option{expr.Env(Env{}), expr.MaxNodes(maxNodes)}, extra...)
+	opts := append([]expr.Option{expr.Env(Env{}), expr.MaxNodes(maxNodes)}, helpers...)
+	opts = append(opts, extra...)
 	prog, err := expr.Compile(src, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("invalid expression: %s", firstLine(err.Error()))
@@ -88,6 +140,15 @@ func (p *Program) Match(env *Env) (bool, error) {
 	}
 	b, _ := out.(bool)
 	return b, nil
+}
+
+// Value evaluates an expression to whatever it yields.
+func (p *Program) Value(env *Env) (any, error) {
+	out, err := expr.Run(p.program, env)
+	if err != nil {
+		return nil, errors.New(firstLine(err.Error()))
+	}
+	return out, nil
 }
 
 // Key evaluates a key expression to a string; empty when the value is absent.
@@ -155,9 +216,29 @@ func CompileSchema(path string) (*Schema, error) {
 	return &Schema{schema: s}, nil
 }
 
+// CompileInlineSchema compiles a schema written in routes.yaml; name
+// identifies it in errors.
+func CompileInlineSchema(name string, doc any) (*Schema, error) {
+	c := jsonschema.NewCompiler()
+	url := "inline:///" + name + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("inline schema: %v", err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("inline schema: %v", err)
+	}
+	return &Schema{schema: s}, nil
+}
+
 // Match reports whether body satisfies the schema.
 func (s *Schema) Match(body any) bool {
 	return s.schema.Validate(body) == nil
+}
+
+// Check returns why body does not satisfy the schema, or nil.
+func (s *Schema) Check(body any) error {
+	return s.schema.Validate(body)
 }
 
 // Rule is one compiled route.
@@ -166,6 +247,11 @@ type Rule struct {
 	When   *Program
 	Schema *Schema
 	To     []string
+	// Stop ends evaluation when the rule matches.
+	Stop bool
+	// Shape changes what the rule's upstreams receive; nil keeps the
+	// request byte for byte.
+	Shape *Shape
 }
 
 // Table is a source's compiled routing.
@@ -177,51 +263,73 @@ type Table struct {
 // NeedsBody reports whether evaluating the table reads the body.
 func (t *Table) NeedsBody() bool {
 	for _, r := range t.Rules {
-		if r.Schema != nil || (r.When != nil && r.When.NeedsBody()) {
+		if r.Schema != nil || (r.When != nil && r.When.NeedsBody()) || r.Shape.needsBody() {
 			return true
 		}
 	}
 	return false
 }
 
-// Destination is one upstream an event goes to, and the rule that sent it.
+// Destination is one upstream an event goes to, the rule that sent it, and
+// how that rule shapes the delivery.
 type Destination struct {
 	Upstream string
 	Route    string
+	Shape    *Shape
+}
+
+// RuleTrace says how one rule fared, for `hookgate route`.
+type RuleTrace struct {
+	Name    string
+	Matched bool
+	Err     error
 }
 
 // Decide returns the destinations for an event: every matching rule, in
-// order, each upstream once; the default when nothing matched. Evaluation
-// errors count as no match and are returned for logging.
+// order, each upstream once, until a matching rule with stop; the default
+// when nothing matched. Evaluation errors count as no match and are returned.
 func (t *Table) Decide(env *Env) ([]Destination, []error) {
-	var out []Destination
+	dests, trace := t.Trace(env)
 	var errs []error
+	for _, r := range trace {
+		if r.Err != nil {
+			errs = append(errs, fmt.Errorf("route %s: %w", r.Name, r.Err))
+		}
+	}
+	return dests, errs
+}
+
+// Trace is Decide with the outcome of every rule evaluated.
+func (t *Table) Trace(env *Env) ([]Destination, []RuleTrace) {
+	var out []Destination
+	var trace []RuleTrace
 	matched := false
 	for _, r := range t.Rules {
 		ok := true
+		var err error
 		if r.When != nil {
-			m, err := r.When.Match(env)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("route %s: %w", r.Name, err))
-			}
-			ok = m
+			ok, err = r.When.Match(env)
 		}
 		if ok && r.Schema != nil {
 			ok = env.Body != nil && r.Schema.Match(env.Body)
 		}
+		trace = append(trace, RuleTrace{Name: r.Name, Matched: ok, Err: err})
 		if !ok {
 			continue
 		}
 		matched = true
-		out = addDestinations(out, r.To, r.Name)
+		out = addDestinations(out, r.To, r.Name, r.Shape)
+		if r.Stop {
+			break
+		}
 	}
 	if !matched {
-		out = addDestinations(out, t.Default, "default")
+		out = addDestinations(out, t.Default, "default", nil)
 	}
-	return out, errs
+	return out, trace
 }
 
-func addDestinations(out []Destination, upstreams []string, route string) []Destination {
+func addDestinations(out []Destination, upstreams []string, route string, shape *Shape) []Destination {
 next:
 	for _, u := range upstreams {
 		for _, d := range out {
@@ -229,7 +337,7 @@ next:
 				continue next
 			}
 		}
-		out = append(out, Destination{Upstream: u, Route: route})
+		out = append(out, Destination{Upstream: u, Route: route, Shape: shape})
 	}
 	return out
 }

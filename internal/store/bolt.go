@@ -27,6 +27,7 @@ import (
 //	attempts    id(16) ‖ index(2) ‖ n(4)    → attempt (JSON)
 //	queue/<upstream>  dueUnixNano(8) ‖ id(16) ‖ index(2) → empty
 //	secrets     source 0x00 seq(8)          → a secret learned in a handshake
+//	delivery_bodies  id(16) ‖ index(2)      → a route's transformed body
 //	order       upstream 0x00 key 0x00 id(16) ‖ index(2) → empty: ordered deliveries by arrival
 var (
 	bucketEvents     = []byte("events")
@@ -38,6 +39,7 @@ var (
 	bucketMeta       = []byte("meta")
 	bucketSecrets    = []byte("secrets")
 	bucketOrder      = []byte("order")
+	bucketDBodies    = []byte("delivery_bodies")
 )
 
 const schemaVersion = 1
@@ -107,7 +109,7 @@ func OpenBolt(path string, opts Options) (*Bolt, error) {
 	}
 	var lastID ID
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketEvents, bucketBodies, bucketDedup, bucketDeliveries, bucketAttempts, bucketQueue, bucketMeta, bucketSecrets, bucketOrder} {
+		for _, name := range [][]byte{bucketEvents, bucketBodies, bucketDedup, bucketDeliveries, bucketAttempts, bucketQueue, bucketMeta, bucketSecrets, bucketOrder, bucketDBodies} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
@@ -363,24 +365,7 @@ func (s *Bolt) Ingest(ctx context.Context, e *NewEvent) (IngestResult, error) {
 				return err
 			}
 		}
-		for i, t := range e.Targets {
-			d := Delivery{
-				Key:       DeliveryKey{Event: e.Event.ID, Index: uint16(i)},
-				Upstream:  t.Upstream,
-				Route:     t.Route,
-				State:     StatePending,
-				NextAt:    now,
-				UpdatedAt: now,
-				OrderKey:  t.OrderKey,
-			}
-			if err := putDelivery(tx, &d); err != nil {
-				return err
-			}
-			if err := enqueue(tx, &d); err != nil {
-				return err
-			}
-		}
-		return nil
+		return addDeliveries(tx, e.Event.ID, 0, e.Targets, now)
 	})
 	if err != nil {
 		return IngestResult{}, err
@@ -389,6 +374,69 @@ func (s *Bolt) Ingest(ctx context.Context, e *NewEvent) (IngestResult, error) {
 		s.pending.Add(int64(len(e.Targets)))
 	}
 	return result, nil
+}
+
+// addDeliveries stores and queues deliveries for an event, numbered from first.
+func addDeliveries(tx *bolt.Tx, id ID, first int, targets []Target, now time.Time) error {
+	for i, t := range targets {
+		d := Delivery{
+			Key:           DeliveryKey{Event: id, Index: uint16(first + i)},
+			Upstream:      t.Upstream,
+			Route:         t.Route,
+			State:         StatePending,
+			NextAt:        now,
+			UpdatedAt:     now,
+			OrderKey:      t.OrderKey,
+			Path:          t.Path,
+			SetHeaders:    t.SetHeaders,
+			RemoveHeaders: t.RemoveHeaders,
+			Transformed:   t.Body != nil,
+		}
+		if t.Body != nil {
+			if err := tx.Bucket(bucketDBodies).Put(deliveryKey(d.Key), t.Body); err != nil {
+				return err
+			}
+		}
+		if err := putDelivery(tx, &d); err != nil {
+			return err
+		}
+		if err := enqueue(tx, &d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AddDeliveries implements Store.
+func (s *Bolt) AddDeliveries(ctx context.Context, id ID, targets []Target) error {
+	now := s.now()
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		e, err := eventMeta(tx, id[:])
+		if err != nil {
+			return err
+		}
+		next := 0
+		c := tx.Bucket(bucketDeliveries).Cursor()
+		for k, _ := c.Seek(id[:]); k != nil && bytes.HasPrefix(k, id[:]); k, _ = c.Next() {
+			next = int(binary.BigEndian.Uint16(k[16:18])) + 1
+		}
+		if next+len(targets) > 0xffff {
+			return fmt.Errorf("event %s has too many deliveries", id)
+		}
+		e.Unrouted, e.Quarantined = false, ""
+		meta, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketEvents).Put(id[:], meta); err != nil {
+			return err
+		}
+		return addDeliveries(tx, id, next, targets, now)
+	})
+	if err == nil {
+		s.pending.Add(int64(len(targets)))
+	}
+	return err
 }
 
 func (s *Bolt) durableDuplicate(dk []byte, now time.Time) (ID, bool) {
@@ -506,7 +554,11 @@ func (s *Bolt) Due(upstream string, now time.Time, limit int, skip func(Delivery
 			if err != nil {
 				return err
 			}
-			tasks = append(tasks, Task{Delivery: *d, Event: e})
+			task := Task{Delivery: *d, Event: e}
+			if d.Transformed {
+				task.Body = bytes.Clone(tx.Bucket(bucketDBodies).Get(deliveryKey(key)))
+			}
+			tasks = append(tasks, task)
 		}
 		return nil
 	})

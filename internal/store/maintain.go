@@ -231,7 +231,7 @@ func deleteEvent(tx *bolt.Tx, id []byte) error {
 			}
 		}
 	}
-	for _, name := range [][]byte{bucketDeliveries, bucketAttempts} {
+	for _, name := range [][]byte{bucketDeliveries, bucketAttempts, bucketDBodies} {
 		c := tx.Bucket(name).Cursor()
 		for k, _ := c.Seek(id); k != nil && bytes.HasPrefix(k, id); k, _ = c.Seek(id) {
 			if err := c.Delete(); err != nil {

@@ -40,6 +40,10 @@ type Event struct {
 	Proto      string      `json:"scheme,omitempty"`
 	Header     http.Header `json:"headers"`
 	DedupKey   string      `json:"dedup_key,omitempty"`
+	// Unrouted marks an event that no route and no default took.
+	Unrouted bool `json:"unrouted,omitempty"`
+	// Quarantined says why a validation gate parked the event.
+	Quarantined string `json:"quarantined,omitempty"`
 	// Body is the request body, byte for byte.
 	Body []byte `json:"-"`
 }
@@ -51,6 +55,12 @@ type Target struct {
 	// OrderKey, when set, makes this delivery wait for earlier ones to the
 	// same upstream with the same key.
 	OrderKey string
+	// Path, SetHeaders and RemoveHeaders shape what the upstream receives;
+	// Body, when set, replaces the original body for this delivery.
+	Path          string
+	SetHeaders    map[string]string
+	RemoveHeaders []string
+	Body          []byte
 }
 
 // NewEvent is an event to store, with its deduplication and deliveries.
@@ -93,6 +103,12 @@ type Delivery struct {
 	ReplayedAt time.Time `json:"replayed_at,omitzero"`
 	// OrderKey groups deliveries to the upstream that go out one at a time.
 	OrderKey string `json:"order_key,omitempty"`
+	// Path, SetHeaders, RemoveHeaders and Transformed record the route's
+	// shaping; a transformed body is stored beside the original.
+	Path          string            `json:"path,omitempty"`
+	SetHeaders    map[string]string `json:"set_headers,omitempty"`
+	RemoveHeaders []string          `json:"remove_headers,omitempty"`
+	Transformed   bool              `json:"transformed,omitempty"`
 }
 
 // Attempt is the record of one delivery attempt.
@@ -109,6 +125,8 @@ type Attempt struct {
 type Task struct {
 	Delivery Delivery
 	Event    *Event
+	// Body is the delivery's transformed body, nil for the event's own.
+	Body []byte
 }
 
 // Outcome is the result of an attempt: the attempt record and what follows.
@@ -146,6 +164,10 @@ type Store interface {
 	LearnedSecrets(source string) ([]string, error)
 	// AddLearnedSecret durably stores a secret a handshake established.
 	AddLearnedSecret(ctx context.Context, source, secret string) error
+	// AddDeliveries gives a stored event more deliveries (routing it again,
+	// or releasing it from quarantine) and clears its unrouted and
+	// quarantined marks.
+	AddDeliveries(ctx context.Context, id ID, targets []Target) error
 	// Pending counts deliveries not yet delivered or dead.
 	Pending() int64
 	// Replay makes the matching finished deliveries pending again, at most
