@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/expr-lang/expr"
@@ -132,9 +133,20 @@ func (f bodyFinder) Visit(n *ast.Node) {
 	}
 }
 
+// vms recycles expression machines: running a program on a fresh one costs
+// an allocation of its stack every time.
+var vms = sync.Pool{New: func() any { return new(vm.VM) }}
+
+func (p *Program) run(env *Env) (any, error) {
+	machine := vms.Get().(*vm.VM)
+	out, err := machine.Run(p.program, env)
+	vms.Put(machine)
+	return out, err
+}
+
 // Match evaluates a condition; an evaluation error is a non-match with the error.
 func (p *Program) Match(env *Env) (bool, error) {
-	out, err := expr.Run(p.program, env)
+	out, err := p.run(env)
 	if err != nil {
 		return false, errors.New(firstLine(err.Error()))
 	}
@@ -144,7 +156,7 @@ func (p *Program) Match(env *Env) (bool, error) {
 
 // Value evaluates an expression to whatever it yields.
 func (p *Program) Value(env *Env) (any, error) {
-	out, err := expr.Run(p.program, env)
+	out, err := p.run(env)
 	if err != nil {
 		return nil, errors.New(firstLine(err.Error()))
 	}
@@ -153,7 +165,7 @@ func (p *Program) Value(env *Env) (any, error) {
 
 // Key evaluates a key expression to a string; empty when the value is absent.
 func (p *Program) Key(env *Env) (string, error) {
-	out, err := expr.Run(p.program, env)
+	out, err := p.run(env)
 	if err != nil {
 		return "", errors.New(firstLine(err.Error()))
 	}
@@ -211,9 +223,20 @@ func CompileSchema(path string) (*Schema, error) {
 	c := jsonschema.NewCompiler()
 	s, err := c.Compile(path)
 	if err != nil {
-		return nil, fmt.Errorf("schema %s: %v", path, err)
+		return nil, fmt.Errorf("schema %s: %s", path, oneLine(err))
 	}
 	return &Schema{schema: s}, nil
+}
+
+// oneLine folds a multi-line error into one line, for file:line: messages.
+func oneLine(err error) string {
+	var parts []string
+	for line := range strings.SplitSeq(err.Error(), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			parts = append(parts, line)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // CompileInlineSchema compiles a schema written in routes.yaml; name
@@ -222,11 +245,11 @@ func CompileInlineSchema(name string, doc any) (*Schema, error) {
 	c := jsonschema.NewCompiler()
 	url := "inline:///" + name + ".json"
 	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("inline schema: %v", err)
+		return nil, fmt.Errorf("inline schema: %s", oneLine(err))
 	}
 	s, err := c.Compile(url)
 	if err != nil {
-		return nil, fmt.Errorf("inline schema: %v", err)
+		return nil, fmt.Errorf("inline schema: %s", oneLine(err))
 	}
 	return &Schema{schema: s}, nil
 }
@@ -289,22 +312,29 @@ type RuleTrace struct {
 // order, each upstream once, until a matching rule with stop; the default
 // when nothing matched. Evaluation errors count as no match and are returned.
 func (t *Table) Decide(env *Env) ([]Destination, []error) {
-	dests, trace := t.Trace(env)
 	var errs []error
-	for _, r := range trace {
-		if r.Err != nil {
-			errs = append(errs, fmt.Errorf("route %s: %w", r.Name, r.Err))
+	dests := t.evaluate(env, func(r *Rule, _ bool, err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("route %s: %w", r.Name, err))
 		}
-	}
+	})
 	return dests, errs
 }
 
 // Trace is Decide with the outcome of every rule evaluated.
 func (t *Table) Trace(env *Env) ([]Destination, []RuleTrace) {
-	var out []Destination
 	var trace []RuleTrace
+	dests := t.evaluate(env, func(r *Rule, matched bool, err error) {
+		trace = append(trace, RuleTrace{Name: r.Name, Matched: matched, Err: err})
+	})
+	return dests, trace
+}
+
+func (t *Table) evaluate(env *Env, seen func(r *Rule, matched bool, err error)) []Destination {
+	var out []Destination
 	matched := false
-	for _, r := range t.Rules {
+	for i := range t.Rules {
+		r := &t.Rules[i]
 		ok := true
 		var err error
 		if r.When != nil {
@@ -313,7 +343,7 @@ func (t *Table) Trace(env *Env) ([]Destination, []RuleTrace) {
 		if ok && r.Schema != nil {
 			ok = env.Body != nil && r.Schema.Match(env.Body)
 		}
-		trace = append(trace, RuleTrace{Name: r.Name, Matched: ok, Err: err})
+		seen(r, ok, err)
 		if !ok {
 			continue
 		}
@@ -326,7 +356,7 @@ func (t *Table) Trace(env *Env) ([]Destination, []RuleTrace) {
 	if !matched {
 		out = addDestinations(out, t.Default, "default", nil)
 	}
-	return out, trace
+	return out
 }
 
 func addDestinations(out []Destination, upstreams []string, route string, shape *Shape) []Destination {

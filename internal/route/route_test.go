@@ -1,6 +1,7 @@
 package route
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -163,5 +164,57 @@ func TestDecide(t *testing.T) {
 	}
 	if dests, _ := (&Table{}).Decide(&Env{}); len(dests) != 0 {
 		t.Errorf("no rules, no default: %v", dests)
+	}
+}
+
+func TestJSONPathAndTemplates(t *testing.T) {
+	body := jsonBody(t, `{"data":{"items":[{"id":"a"},{"id":"b","tags":["x","y"]}],"n":3}}`)
+	cases := map[string]any{
+		"data.items[1].id":        "b",
+		"$.data.items[1].tags[1]": "y",
+		".data.n":                 3.0,
+		"data.items[5].id":        nil,
+		"data.missing.deeper":     nil,
+		"data.items[x]":           nil,
+		"data.n.x":                nil,
+	}
+	for path, want := range cases {
+		if got := JSONPath(body, path); got != want {
+			t.Errorf("JSONPath(%q) = %v, want %v", path, got, want)
+		}
+	}
+	prog, err := CompileCondition(`jsonpath(body, "data.items[0].id") == "a" && hasPrefix(source, "str")`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := prog.Match(&Env{Body: body, Source: "stripe"}); !ok || err != nil {
+		t.Fatalf("jsonpath in an expression: %v %v", ok, err)
+	}
+	tpl, err := CompileTemplate("/tenants/{query.t}/{jsonpath(body, \"data.items[1].id\")}/{body.data.n}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tpl.Render(&Env{Body: body, Query: map[string]string{"t": "a b/c"}}, url.PathEscape)
+	if err != nil || got != "/tenants/a%20b%2Fc/b/3" {
+		t.Fatalf("template: %q %v", got, err)
+	}
+	if _, err := CompileTemplate("/x/{body"); err == nil {
+		t.Fatal("an unclosed template compiled")
+	}
+}
+
+func TestStopAndShapeNeedBody(t *testing.T) {
+	stop := &Table{Rules: []Rule{
+		{Name: "first", When: mustCondition(t, "true"), To: []string{"a"}, Stop: true},
+		{Name: "second", When: mustCondition(t, "true"), To: []string{"b"}},
+	}}
+	dests, trace := stop.Trace(&Env{})
+	if len(dests) != 1 || dests[0].Upstream != "a" || len(trace) != 1 {
+		t.Fatalf("stop: %v %v", dests, trace)
+	}
+	tpl, _ := CompileTemplate("/x/{body.id}")
+	withShape := &Table{Rules: []Rule{{Name: "r", When: mustCondition(t, `headers["a"] == "1"`), To: []string{"a"}, Shape: &Shape{Path: tpl}}}}
+	if !withShape.NeedsBody() {
+		t.Fatal("a path template reading the body does not make the table need it")
 	}
 }

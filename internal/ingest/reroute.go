@@ -1,0 +1,76 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/hookgate/hookgate/internal/route"
+	"github.com/hookgate/hookgate/internal/store"
+)
+
+// ErrRouted is returned when an event that already has deliveries is routed
+// again; replay is the way to send it again.
+var ErrRouted = errors.New("event is routed already; replay it instead")
+
+// Reroute routes a stored event that no rule took, or that a validation gate
+// quarantined, with the current rules. It returns the deliveries created;
+// none means the rules still take nothing.
+func (p *Pipeline) Reroute(ctx context.Context, id store.ID) ([]store.Target, error) {
+	rec, err := p.store.Event(id)
+	if err != nil {
+		return nil, err
+	}
+	ev := rec.Event
+	if !ev.Unrouted && ev.Quarantined == "" {
+		return nil, ErrRouted
+	}
+	var src *source
+	for _, s := range p.sources {
+		if s.name == ev.Source {
+			src = s
+		}
+	}
+	if src == nil {
+		return nil, fmt.Errorf("source %s is not in the configuration", ev.Source)
+	}
+	env := storedEnv(src, ev)
+	if src.needsBody {
+		if body, err := route.ParseBody(ev.Header.Get("Content-Type"), ev.Body); err == nil {
+			env.Body = body
+		}
+	}
+	if src.gate != nil && src.gate.Check(env.Body) != nil {
+		return nil, fmt.Errorf("event still fails the source's schema")
+	}
+	targets := p.targets(src, env, false)
+	if len(targets) == 0 {
+		return nil, nil
+	}
+	if err := p.store.AddDeliveries(ctx, id, targets); err != nil {
+		return nil, err
+	}
+	for _, t := range targets {
+		p.notify(t.Upstream)
+	}
+	return targets, nil
+}
+
+// storedEnv rebuilds the expression environment of a stored event.
+func storedEnv(src *source, ev *store.Event) *route.Env {
+	headers := make(map[string]string, len(ev.Header))
+	for k, v := range ev.Header {
+		if len(v) > 0 {
+			headers[strings.ToLower(k)] = v[0]
+		}
+	}
+	query := map[string]string{}
+	if values, err := url.ParseQuery(ev.RawQuery); err == nil {
+		for k, v := range values {
+			query[k] = v[0]
+		}
+	}
+	return &route.Env{Headers: headers, Query: query, Path: ev.Path, Method: ev.Method, Source: src.name, Provider: src.provider, ReceivedAt: ev.ReceivedAt}
+}
