@@ -17,11 +17,53 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/ingest"
 	"github.com/hookgate/hookgate/internal/store"
 	"github.com/hookgate/hookgate/internal/verify"
 )
 
 func init() {
+	caddycmd.RegisterCommand(caddycmd.Command{
+		Name:  "validate-routes",
+		Usage: "<routes.yaml>",
+		Short: "Checks a routes.yaml without opening the store",
+		Long: `
+Loads and compiles a routes file as the gateway would, placeholders expanded
+from this environment, and prints every problem as file:line:col: reason.
+Exits non-zero when there is one.`,
+		CobraFunc: func(cmd *cobra.Command) {
+			cmd.Args = cobra.ExactArgs(1)
+			cmd.RunE = func(cmd *cobra.Command, args []string) error {
+				code, err := validateRoutes(args[0])
+				if err != nil {
+					fmt.Fprintln(os.Stderr, err)
+				}
+				if code != 0 {
+					os.Exit(code)
+				}
+				return nil
+			}
+		},
+	})
+	caddycmd.RegisterCommand(caddycmd.Command{
+		Name:  "route",
+		Usage: "<routes.yaml> --source <name> --body <event.json> [--header 'K: V']... [--query k=v]...",
+		Short: "Shows which rules an event matches and where it would go",
+		Long: `
+Evaluates a source's rules on an event without sending anything: prints each
+rule's outcome, then every delivery with its shaping (path, headers,
+transformed body). Signatures are not checked.`,
+		CobraFunc: func(cmd *cobra.Command) {
+			cmd.Args = cobra.ExactArgs(1)
+			cmd.Flags().String("source", "", "source name in routes.yaml")
+			cmd.Flags().String("body", "", "file with the event body ('-' for stdin)")
+			cmd.Flags().StringArray("header", nil, "request header 'Name: value' (repeatable)")
+			cmd.Flags().StringArray("query", nil, "query parameter name=value (repeatable)")
+			cmd.RunE = func(cmd *cobra.Command, args []string) error {
+				return explainRoute(cmd, args[0])
+			}
+		},
+	})
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "compact",
 		Usage: "--storage <hookgate.db>",
@@ -72,6 +114,119 @@ Exits non-zero unless the gateway answers 2xx.`,
 			cmd.RunE = caddycmd.WrapCommandFuncForCobra(cmdSend)
 		},
 	})
+}
+
+func loadRoutes(path string) (*ingest.Pipeline, *config.Config, error) {
+	repl := caddy.NewReplacer()
+	cfg, err := config.Load(path, config.Options{
+		Expand: func(s string) (string, error) { return repl.ReplaceOrErr(s, false, true) },
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := ingest.Compile(cfg)
+	return p, cfg, err
+}
+
+func validateRoutes(path string) (int, error) {
+	_, cfg, err := loadRoutes(path)
+	if err != nil {
+		fmt.Println(err)
+		return 1, nil
+	}
+	routes := 0
+	for _, s := range cfg.Sources {
+		routes += len(s.Routes)
+	}
+	fmt.Printf("%s: valid: %d sources, %d routes, %d upstreams\n", path, len(cfg.Sources), routes, len(cfg.Upstreams))
+	return 0, nil
+}
+
+func explainRoute(cmd *cobra.Command, path string) error {
+	fl := cmd.Flags()
+	p, _, err := loadRoutes(path)
+	if err != nil {
+		return err
+	}
+	source, _ := fl.GetString("source")
+	bodyPath, _ := fl.GetString("body")
+	var body []byte
+	switch bodyPath {
+	case "":
+		return fmt.Errorf("--body is required")
+	case "-":
+		body, err = io.ReadAll(os.Stdin)
+	default:
+		body, err = os.ReadFile(bodyPath)
+	}
+	if err != nil {
+		return fmt.Errorf("reading body: %w", err)
+	}
+	headers := map[string]string{}
+	rawHeaders, _ := fl.GetStringArray("header")
+	for _, h := range rawHeaders {
+		name, value, ok := strings.Cut(h, ":")
+		if !ok {
+			return fmt.Errorf("header %q: want 'Name: value'", h)
+		}
+		headers[strings.ToLower(strings.TrimSpace(name))] = strings.TrimSpace(value)
+	}
+	query := map[string]string{}
+	rawQuery, _ := fl.GetStringArray("query")
+	for _, q := range rawQuery {
+		name, value, _ := strings.Cut(q, "=")
+		query[name] = value
+	}
+	contentType := headers["content-type"]
+	if contentType == "" {
+		contentType = "application/json"
+	}
+	ex, err := p.Explain(source, headers, query, contentType, body)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "source %s (provider %s)\n", ex.Source, orDash(ex.Provider))
+	if ex.BodyErr != nil {
+		fmt.Fprintf(out, "  body: %v; rules that read it do not match\n", ex.BodyErr)
+	}
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	for _, r := range ex.Rules {
+		outcome := "no match"
+		switch {
+		case r.Err != nil:
+			outcome = "error (no match): " + r.Err.Error()
+		case r.Matched:
+			outcome = "match"
+		}
+		fmt.Fprintf(w, "  rule %s\t%s\n", r.Name, outcome)
+	}
+	w.Flush()
+	if len(ex.Targets) == 0 {
+		fmt.Fprintln(out, "deliveries: none (the event would be stored as unrouted)")
+		return nil
+	}
+	fmt.Fprintln(out, "deliveries:")
+	for _, t := range ex.Targets {
+		fmt.Fprintf(out, "  -> %s (route %s)", t.Upstream, t.Route)
+		if t.Path != "" {
+			fmt.Fprintf(out, " path %s", t.Path)
+		}
+		if t.OrderKey != "" {
+			fmt.Fprintf(out, " ordering key %q", t.OrderKey)
+		}
+		fmt.Fprintln(out)
+		for k, v := range t.SetHeaders {
+			fmt.Fprintf(out, "       set header %s: %s\n", k, v)
+		}
+		for _, h := range t.RemoveHeaders {
+			fmt.Fprintf(out, "       remove header %s\n", h)
+		}
+		if t.Body != nil {
+			fmt.Fprintf(out, "       body: %s\n", t.Body)
+		}
+	}
+	return nil
 }
 
 func cmdCompact(fl caddycmd.Flags) (int, error) {

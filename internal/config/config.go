@@ -282,9 +282,7 @@ func Parse(path string, data []byte, opts Options) (*Config, error) {
 		return nil, p.cfg.Errorf(Pos{}, "file is empty")
 	}
 	p.root(doc.Content[0])
-	if len(p.errs) == 0 {
-		p.check()
-	}
+	p.check()
 	if len(p.errs) > 0 {
 		return nil, errors.Join(p.errs...)
 	}

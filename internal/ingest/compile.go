@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/deliver"
 	"github.com/hookgate/hookgate/internal/route"
@@ -44,6 +46,9 @@ type source struct {
 // expressions and schemas. Errors carry the file and line they come from.
 func Compile(cfg *config.Config) (*Pipeline, error) {
 	p := &Pipeline{
+		log:       zap.NewNop(),
+		now:       time.Now,
+		notify:    func(string) {},
 		sources:   map[string]*source{},
 		maxBody:   cfg.MaxBody,
 		upstreams: map[string]deliver.Upstream{},

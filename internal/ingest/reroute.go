@@ -74,3 +74,46 @@ func storedEnv(src *source, ev *store.Event) *route.Env {
 	}
 	return &route.Env{Headers: headers, Query: query, Path: ev.Path, Method: ev.Method, Source: src.name, Provider: src.provider, ReceivedAt: ev.ReceivedAt}
 }
+
+// Explanation is what `hookgate route` prints: how each rule fared and
+// where the event would go.
+type Explanation struct {
+	Source   string
+	Provider string
+	Rules    []route.RuleTrace
+	Targets  []store.Target
+	// BodyErr says why the body could not be parsed, if it could not.
+	BodyErr error
+}
+
+// Explain routes an event without storing it. contentType and body are the
+// request's; headers and query are keyed as the expressions see them.
+func (p *Pipeline) Explain(sourceName string, headers, query map[string]string, contentType string, body []byte) (*Explanation, error) {
+	var src *source
+	var names []string
+	for _, s := range p.sources {
+		names = append(names, s.name)
+		if s.name == sourceName {
+			src = s
+		}
+	}
+	if src == nil {
+		return nil, fmt.Errorf("no source %q (sources: %s)", sourceName, strings.Join(names, ", "))
+	}
+	path := ""
+	for pth, s := range p.sources {
+		if s == src {
+			path = pth
+		}
+	}
+	env := &route.Env{Headers: headers, Query: query, Path: path, Method: "POST", Source: src.name, Provider: src.provider, ReceivedAt: p.now()}
+	ex := &Explanation{Source: src.name, Provider: src.provider}
+	if parsed, err := route.ParseBody(contentType, body); err == nil {
+		env.Body = parsed
+	} else {
+		ex.BodyErr = err
+	}
+	_, ex.Rules = src.table.Trace(env)
+	ex.Targets = p.targets(src, env, false)
+	return ex, nil
+}
