@@ -3,6 +3,8 @@ package caddymodule
 import (
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hookgate/hookgate/internal/deliver"
+	"github.com/hookgate/hookgate/internal/ingest"
 	"github.com/hookgate/hookgate/internal/store"
 )
 
@@ -40,7 +43,7 @@ func acquireStore(path string, logger *zap.Logger) (*storeHandle, error) {
 		if err != nil {
 			return nil, err
 		}
-		engine := deliver.New(st, deliver.Options{Logger: logger.Named("deliver")})
+		engine := deliver.New(st, deliver.Options{Logger: logger.Named("deliver"), OnAttempt: observeAttempt})
 		return &storeHandle{store: st, engine: engine}, nil
 	})
 	if err != nil {
@@ -61,6 +64,33 @@ type registration struct {
 	upstreams map[string]deliver.Upstream
 	routes    string
 	retention time.Duration
+	pipelines []*ingest.Pipeline
+}
+
+// liveGateway is a store file with the configuration now serving it, as the
+// admin API and the metrics see it.
+type liveGateway struct {
+	owner     *App
+	handle    *storeHandle
+	upstreams map[string]deliver.Upstream
+	pipelines []*ingest.Pipeline
+}
+
+var (
+	liveMu sync.Mutex
+	live   = map[string]*liveGateway{} // by store path
+)
+
+// liveGateways returns the live gateways, sorted by store path.
+func liveGateways() []*liveGateway {
+	liveMu.Lock()
+	defer liveMu.Unlock()
+	out := make([]*liveGateway, 0, len(live))
+	for _, g := range live {
+		out = append(out, g)
+	}
+	slices.SortFunc(out, func(a, b *liveGateway) int { return strings.Compare(a.handle.store.Path(), b.handle.store.Path()) })
+	return out
 }
 
 // CaddyModule returns the Caddy module information.
@@ -73,7 +103,8 @@ func (App) CaddyModule() caddy.ModuleInfo {
 
 // register adds a handler's upstreams for its store. Two routes files that
 // share a store must agree on every upstream they both name.
-func (a *App) register(h *storeHandle, upstreams map[string]deliver.Upstream, routes string, retention time.Duration) error {
+func (a *App) register(h *storeHandle, pipeline *ingest.Pipeline, routes string) error {
+	upstreams, retention := pipeline.Upstreams(), pipeline.Retention()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.regs == nil {
@@ -81,9 +112,10 @@ func (a *App) register(h *storeHandle, upstreams map[string]deliver.Upstream, ro
 	}
 	reg, ok := a.regs[h]
 	if !ok {
-		a.regs[h] = &registration{upstreams: upstreams, routes: routes, retention: retention}
+		a.regs[h] = &registration{upstreams: upstreams, routes: routes, retention: retention, pipelines: []*ingest.Pipeline{pipeline}}
 		return nil
 	}
+	reg.pipelines = append(reg.pipelines, pipeline)
 	// Files sharing a store keep events as long as the longest asks.
 	reg.retention = max(reg.retention, retention)
 	merged := make(map[string]deliver.Upstream, len(reg.upstreams)+len(upstreams))
@@ -104,9 +136,12 @@ func (a *App) register(h *storeHandle, upstreams map[string]deliver.Upstream, ro
 func (a *App) Start() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	liveMu.Lock()
+	defer liveMu.Unlock()
 	for h, reg := range a.regs {
 		h.engine.SetRetention(reg.retention)
 		h.engine.Activate(a, reg.upstreams)
+		live[h.store.Path()] = &liveGateway{owner: a, handle: h, upstreams: reg.upstreams, pipelines: reg.pipelines}
 	}
 	return nil
 }
@@ -116,8 +151,13 @@ func (a *App) Start() error {
 func (a *App) Stop() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	liveMu.Lock()
+	defer liveMu.Unlock()
 	for h := range a.regs {
 		h.engine.Deactivate(a)
+		if g := live[h.store.Path()]; g != nil && g.owner == a {
+			delete(live, h.store.Path())
+		}
 	}
 	return nil
 }

@@ -82,9 +82,13 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("webhook_gateway: loading hookgate app: %w", err)
 	}
-	if err := appModule.(*App).register(handle, pipeline.Upstreams(), routesPath, pipeline.Retention()); err != nil {
+	if err := appModule.(*App).register(handle, pipeline, routesPath); err != nil {
 		return err
 	}
+	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
+		return fmt.Errorf("webhook_gateway: registering metrics: %w", err)
+	}
+	pipeline.Observe(metricsObserver{})
 	h.logger.Info("webhook gateway provisioned",
 		zap.String("routes", routesPath), zap.String("storage", storePath), zap.Int("sources", len(pipeline.Sources())))
 	return nil

@@ -115,16 +115,20 @@ type Options struct {
 	Jitter func() float64
 	// StopGrace is how long Stop lets in-flight attempts finish.
 	StopGrace time.Duration
+	// OnAttempt, when set, is told each attempt's upstream, outcome
+	// (delivered, retry, dead) and duration, for metrics.
+	OnAttempt func(upstream, outcome string, took time.Duration)
 }
 
 // Engine runs deliveries for one store. Exactly one engine exists per store,
 // so overlapping configurations (a reload) never run two sets of workers.
 type Engine struct {
-	store  store.Store
-	log    *zap.Logger
-	now    func() time.Time
-	jitter func() float64
-	grace  time.Duration
+	store     store.Store
+	log       *zap.Logger
+	now       func() time.Time
+	jitter    func() float64
+	grace     time.Duration
+	onAttempt func(upstream, outcome string, took time.Duration)
 
 	ctx    context.Context // canceled when Stop's grace runs out
 	cancel context.CancelFunc
@@ -158,7 +162,7 @@ func New(st store.Store, opts Options) *Engine {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{
-		store: st, log: opts.Logger, now: opts.Now, jitter: opts.Jitter, grace: opts.StopGrace,
+		store: st, log: opts.Logger, now: opts.Now, jitter: opts.Jitter, grace: opts.StopGrace, onAttempt: opts.OnAttempt,
 		ctx: ctx, cancel: cancel, lanes: map[string]*lane{}, sweeperDone: make(chan struct{}),
 	}
 	go e.sweeper()
@@ -565,10 +569,17 @@ func (l *lane) attempt(cfg Upstream, t store.Task) {
 	if attempt.Error != "" {
 		fields = append(fields, zap.String("error", attempt.Error))
 	}
-	if outcome.Next == store.StateDead {
+	switch {
+	case outcome.Next == store.StateDead:
 		l.e.log.Warn("delivery dead", fields...)
-	} else {
-		l.e.log.Debug("delivery attempt", fields...)
+	case outcome.Next == store.StatePending:
+		l.e.log.Info("delivery attempt failed; will retry", append(fields, zap.Time("retry_at", outcome.RetryAt))...)
+	default:
+		l.e.log.Info("delivery attempt", fields...)
+	}
+	if l.e.onAttempt != nil {
+		result := map[store.State]string{store.StateDelivered: "delivered", store.StatePending: "retry", store.StateDead: "dead"}[outcome.Next]
+		l.e.onAttempt(l.name, result, attempt.Duration)
 	}
 	if err := l.e.store.Record(context.Background(), outcome); err != nil {
 		// The delivery stays queued under its old due time and is retried.

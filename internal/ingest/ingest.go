@@ -31,10 +31,27 @@ type Pipeline struct {
 	retention  time.Duration
 	counters   struct{ ruleErrors, unparseable atomic.Int64 }
 
-	store  store.Store
-	notify func(upstream string)
-	log    *zap.Logger
-	now    func() time.Time
+	store    store.Store
+	notify   func(upstream string)
+	log      *zap.Logger
+	now      func() time.Time
+	observer Observer
+}
+
+// Observer is told the outcome of every request, for metrics: accepted,
+// duplicate, handshake, unavailable, or rejected_<reason>; took is the time
+// from arrival to the answer.
+type Observer interface {
+	Observe(source, outcome string, took time.Duration)
+}
+
+// Observe sets the pipeline's observer.
+func (p *Pipeline) Observe(o Observer) { p.observer = o }
+
+func (p *Pipeline) observe(src *source, outcome string, start time.Time) {
+	if p.observer != nil {
+		p.observer.Observe(src.name, outcome, time.Since(start))
+	}
 }
 
 // Attach connects the pipeline to its store. notify is told which upstreams
@@ -82,6 +99,7 @@ const retryAfterSeconds = "5"
 
 // ServeHTTP handles a request whose path Handles accepted.
 func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
 	src := p.sources[r.URL.Path]
 	if src == nil {
 		http.NotFound(w, r)
@@ -127,6 +145,7 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if p.answerHandshake(w, r, src, body, src.signedHandshakes) {
 		p.log.Debug("handshake answered", zap.String("source", src.name))
+		p.observe(src, "handshake", start)
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -217,6 +236,7 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", retryAfterSeconds)
 		plain(w, http.StatusServiceUnavailable, "storage unavailable, retry later")
 		p.log.Error("storing event", zap.String("source", src.name), zap.Error(err))
+		p.observe(src, "unavailable", start)
 		return
 	}
 	id := res.ID.String()
@@ -225,13 +245,16 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Hookgate-Duplicate", "true")
 		p.log.Debug("duplicate event", zap.String("source", src.name), zap.String("event_id", id))
 		src.respond(w, http.StatusOK, id, "duplicate")
+		p.observe(src, "duplicate", start)
 		return
 	}
 	for _, t := range ne.Targets {
 		p.notify(t.Upstream)
 	}
-	p.log.Debug("event accepted", zap.String("source", src.name), zap.String("event_id", id), zap.Int("deliveries", len(ne.Targets)))
+	p.log.Info("event received", zap.String("source", src.name), zap.String("event_id", id),
+		zap.Int("deliveries", len(ne.Targets)), zap.Int("bytes", len(body)))
 	src.respond(w, src.response.Status, id, "accepted")
+	p.observe(src, "accepted", start)
 }
 
 // readBody reads the whole body in one allocation when its length is known.
@@ -302,6 +325,9 @@ func (p *Pipeline) answerHandshake(w http.ResponseWriter, r *http.Request, s *so
 }
 
 func (p *Pipeline) reject(src *source, reason string, err error) {
+	if p.observer != nil {
+		p.observer.Observe(src.name, "rejected_"+reason, 0)
+	}
 	fields := []zap.Field{zap.String("source", src.name), zap.String("reason", reason)}
 	if err != nil {
 		fields = append(fields, zap.Error(err))
@@ -410,9 +436,9 @@ func firstLine(s string) string {
 // Counters are the pipeline's own counts.
 type Counters struct {
 	// RuleErrors counts expressions that failed while routing or shaping.
-	RuleErrors int64
+	RuleErrors int64 `json:"rule_errors"`
 	// Unparseable counts bodies rules could not read.
-	Unparseable int64
+	Unparseable int64 `json:"unparseable_bodies"`
 }
 
 // Counts returns the pipeline's counters.

@@ -1,0 +1,384 @@
+package caddymodule
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/hookgate/hookgate/internal/ingest"
+	"github.com/hookgate/hookgate/internal/store"
+	"github.com/hookgate/hookgate/internal/verify"
+)
+
+func init() {
+	caddy.RegisterModule(adminAPI{})
+}
+
+// adminAPI serves /hookgate/ on Caddy's admin endpoint, never on a site.
+// Caddy creates it on its own, so it reads the package's live gateways.
+type adminAPI struct{}
+
+// CaddyModule returns the Caddy module information.
+func (adminAPI) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "admin.api.hookgate",
+		New: func() caddy.Module { return new(adminAPI) },
+	}
+}
+
+// Routes returns the admin routes.
+func (adminAPI) Routes() []caddy.AdminRoute {
+	return []caddy.AdminRoute{{Pattern: "/hookgate/", Handler: caddy.AdminHandlerFunc(serveAdmin)}}
+}
+
+func apiError(status int, format string, args ...any) error {
+	return caddy.APIError{HTTPStatus: status, Err: fmt.Errorf(format, args...)}
+}
+
+func writeJSON(w http.ResponseWriter, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func serveAdmin(w http.ResponseWriter, r *http.Request) error {
+	path := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/hookgate/"), "/")
+	parts := strings.Split(path, "/")
+	g, err := pickGateway(r)
+	if err != nil {
+		return err
+	}
+	switch {
+	case path == "events" && r.Method == http.MethodGet:
+		return listEvents(w, r, g)
+	case path == "stats" && r.Method == http.MethodGet:
+		return stats(w, g)
+	case path == "replay" && r.Method == http.MethodPost:
+		return bulkReplay(w, r, g)
+	case len(parts) == 2 && parts[0] == "events" && r.Method == http.MethodGet:
+		return showEvent(w, g, parts[1])
+	case len(parts) == 3 && parts[0] == "events" && parts[2] == "replay" && r.Method == http.MethodPost:
+		return replayEvent(w, r, g, parts[1])
+	case len(parts) == 3 && parts[0] == "events" && parts[2] == "cancel" && r.Method == http.MethodPost:
+		return cancelEvent(w, r, g, parts[1])
+	}
+	return apiError(http.StatusNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path)
+}
+
+// pickGateway chooses the store: the only live one, or ?store=<path>.
+func pickGateway(r *http.Request) (*liveGateway, error) {
+	gws := liveGateways()
+	want := r.URL.Query().Get("store")
+	if want != "" {
+		for _, g := range gws {
+			if g.handle.store.Path() == want {
+				return g, nil
+			}
+		}
+		return nil, apiError(http.StatusNotFound, "no live store %s", want)
+	}
+	switch len(gws) {
+	case 0:
+		return nil, apiError(http.StatusServiceUnavailable, "no webhook_gateway is configured")
+	case 1:
+		return gws[0], nil
+	}
+	var paths []string
+	for _, g := range gws {
+		paths = append(paths, g.handle.store.Path())
+	}
+	return nil, apiError(http.StatusBadRequest, "several stores are live; choose one with ?store= (%s)", strings.Join(paths, ", "))
+}
+
+func parseID(s string) (store.ID, error) {
+	id, err := store.ParseID(s)
+	if err != nil {
+		return id, apiError(http.StatusBadRequest, "%v", err)
+	}
+	return id, nil
+}
+
+func queryTime(r *http.Request, name string) (time.Time, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(v); err == nil && d > 0 {
+		return time.Now().Add(-d), nil
+	}
+	return time.Time{}, apiError(http.StatusBadRequest, "%s: want an RFC 3339 time or a duration ago (1h), got %q", name, v)
+}
+
+func queryLimit(r *http.Request, def, most int) (int, error) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > most {
+		return 0, apiError(http.StatusBadRequest, "limit: want a number from 1 to %d, got %q", most, v)
+	}
+	return n, nil
+}
+
+var statuses = []string{store.StatusPending, store.StatusDelivered, store.StatusDead, store.StatusUnrouted, store.StatusQuarantined, store.StatusCanceled}
+
+func listEvents(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
+	q := r.URL.Query()
+	f := store.ListFilter{Source: q.Get("source"), Status: q.Get("status"), Query: q.Get("q")}
+	if f.Status != "" && !contains(statuses, f.Status) {
+		return apiError(http.StatusBadRequest, "status: want one of %s, got %q", strings.Join(statuses, ", "), f.Status)
+	}
+	var err error
+	if f.Limit, err = queryLimit(r, 50, 1000); err != nil {
+		return err
+	}
+	if f.Since, err = queryTime(r, "since"); err != nil {
+		return err
+	}
+	if f.Until, err = queryTime(r, "until"); err != nil {
+		return err
+	}
+	if c := q.Get("cursor"); c != "" {
+		id, err := parseID(c)
+		if err != nil {
+			return err
+		}
+		f.Before = &id
+	}
+	events, next, err := g.handle.store.List(f)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"events": events}
+	if next != nil {
+		out["next_cursor"] = next.String()
+	}
+	if events == nil {
+		out["events"] = []store.EventSummary{}
+	}
+	return writeJSON(w, out)
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// maskedHeaders hides credentials and signatures: anything a preset reads,
+// and names that look like secrets.
+func maskedHeaders(h http.Header) http.Header {
+	out := h.Clone()
+	for name := range out {
+		lower := strings.ToLower(name)
+		if sensitiveHeaders[lower] || strings.Contains(lower, "signature") || strings.Contains(lower, "token") ||
+			strings.Contains(lower, "secret") || strings.Contains(lower, "authorization") || strings.Contains(lower, "hmac") ||
+			strings.Contains(lower, "cookie") || strings.Contains(lower, "api-key") {
+			out[name] = []string{"[masked]"}
+		}
+	}
+	return out
+}
+
+var sensitiveHeaders = func() map[string]bool {
+	m := map[string]bool{}
+	for _, p := range verify.Presets() {
+		if p.Spec.Header != "" {
+			m[strings.ToLower(p.Spec.Header)] = true
+		}
+		for _, h := range p.BespokeHeaders {
+			if strings.Contains(strings.ToLower(h), "sig") || strings.Contains(strings.ToLower(h), "secret") || strings.Contains(strings.ToLower(h), "verification") {
+				m[strings.ToLower(h)] = true
+			}
+		}
+	}
+	return m
+}()
+
+type eventView struct {
+	ID          string         `json:"id"`
+	Source      string         `json:"source"`
+	Status      string         `json:"status"`
+	ReceivedAt  time.Time      `json:"received_at"`
+	Method      string         `json:"method"`
+	Path        string         `json:"path"`
+	Query       string         `json:"query,omitempty"`
+	Host        string         `json:"host,omitempty"`
+	RemoteAddr  string         `json:"remote_addr,omitempty"`
+	Headers     http.Header    `json:"headers"`
+	Body        string         `json:"body"`
+	BodyBase64  bool           `json:"body_base64,omitempty"`
+	DedupKey    string         `json:"dedup_key,omitempty"`
+	Quarantined string         `json:"quarantined,omitempty"`
+	Deliveries  []deliveryView `json:"deliveries"`
+}
+
+type deliveryView struct {
+	store.Delivery
+	Index    uint16          `json:"index"`
+	Attempts []store.Attempt `json:"attempts"`
+}
+
+func showEvent(w http.ResponseWriter, g *liveGateway, raw string) error {
+	id, err := parseID(raw)
+	if err != nil {
+		return err
+	}
+	rec, err := g.handle.store.Event(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return apiError(http.StatusNotFound, "no event %s", raw)
+	}
+	if err != nil {
+		return err
+	}
+	e := rec.Event
+	v := eventView{
+		ID: e.ID.String(), Source: e.Source, Status: store.Status(e, rec.Deliveries), ReceivedAt: e.ReceivedAt,
+		Method: e.Method, Path: e.Path, Query: e.RawQuery, Host: e.Host, RemoteAddr: e.RemoteAddr,
+		Headers: maskedHeaders(e.Header), DedupKey: e.DedupKey, Quarantined: e.Quarantined,
+	}
+	if utf8.Valid(e.Body) {
+		v.Body = string(e.Body)
+	} else {
+		v.Body, v.BodyBase64 = base64.StdEncoding.EncodeToString(e.Body), true
+	}
+	for _, d := range rec.Deliveries {
+		attempts := rec.Attempts[d.Key.Index]
+		if attempts == nil {
+			attempts = []store.Attempt{}
+		}
+		v.Deliveries = append(v.Deliveries, deliveryView{Delivery: d, Index: d.Key.Index, Attempts: attempts})
+	}
+	if v.Deliveries == nil {
+		v.Deliveries = []deliveryView{}
+	}
+	return writeJSON(w, v)
+}
+
+func replayEvent(w http.ResponseWriter, r *http.Request, g *liveGateway, raw string) error {
+	id, err := parseID(raw)
+	if err != nil {
+		return err
+	}
+	rec, err := g.handle.store.Event(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return apiError(http.StatusNotFound, "no event %s", raw)
+	}
+	if err != nil {
+		return err
+	}
+	if rec.Event.Unrouted || rec.Event.Quarantined != "" {
+		for _, p := range g.pipelines {
+			targets, err := p.Reroute(r.Context(), id)
+			if err != nil && !strings.Contains(err.Error(), "not in the configuration") {
+				return apiError(http.StatusConflict, "%v", err)
+			}
+			if err == nil {
+				return writeJSON(w, map[string]any{"rerouted": len(targets)})
+			}
+		}
+		return apiError(http.StatusConflict, "no configured source %s to route the event", rec.Event.Source)
+	}
+	res, err := g.handle.engine.Replay(r.Context(), store.ReplayFilter{Event: &id, States: []store.State{store.StateDead, store.StateDelivered, store.StateCanceled}})
+	if err != nil {
+		return err
+	}
+	if res.Replayed == 0 {
+		return apiError(http.StatusConflict, "event %s has nothing to replay: its deliveries are pending", raw)
+	}
+	return writeJSON(w, map[string]any{"replayed": res.Replayed})
+}
+
+func cancelEvent(w http.ResponseWriter, r *http.Request, g *liveGateway, raw string) error {
+	id, err := parseID(raw)
+	if err != nil {
+		return err
+	}
+	n, err := g.handle.store.Cancel(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return apiError(http.StatusNotFound, "no event %s", raw)
+	}
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, map[string]any{"canceled": n})
+}
+
+func bulkReplay(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
+	q := r.URL.Query()
+	f := store.ReplayFilter{Source: q.Get("source"), Upstream: q.Get("upstream")}
+	for _, s := range strings.Split(q.Get("status"), ",") {
+		switch s {
+		case "":
+		case "dead", "delivered", "canceled":
+			f.States = append(f.States, store.State(s))
+		default:
+			return apiError(http.StatusBadRequest, "status: want dead, delivered or canceled, got %q", s)
+		}
+	}
+	var err error
+	if f.Limit, err = queryLimit(r, 1000, 10000); err != nil {
+		return err
+	}
+	if f.Since, err = queryTime(r, "since"); err != nil {
+		return err
+	}
+	if f.Until, err = queryTime(r, "until"); err != nil {
+		return err
+	}
+	if a := q.Get("after"); a != "" {
+		id, err := parseID(a)
+		if err != nil {
+			return err
+		}
+		f.After = &id
+	}
+	res, err := g.handle.engine.Replay(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"replayed": res.Replayed, "upstreams": res.Upstreams}
+	if res.Next != nil {
+		out["next"] = res.Next.String() // resume with ?after=
+	}
+	return writeJSON(w, out)
+}
+
+type statsView struct {
+	store.Stats
+	Store     string                        `json:"store"`
+	Requests  map[string]map[string]float64 `json:"requests"`
+	Breakers  map[string]string             `json:"breakers"`
+	Pipelines []ingest.Counters             `json:"rule_errors"`
+}
+
+func stats(w http.ResponseWriter, g *liveGateway) error {
+	st, err := g.handle.store.Stats()
+	if err != nil {
+		return err
+	}
+	v := statsView{Stats: st, Store: g.handle.store.Path(), Requests: requestCounts(), Breakers: map[string]string{}}
+	for name := range g.upstreams {
+		v.Breakers[name] = g.handle.engine.BreakerState(name)
+	}
+	for _, p := range g.pipelines {
+		v.Pipelines = append(v.Pipelines, p.Counts())
+	}
+	return writeJSON(w, v)
+}
