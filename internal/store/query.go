@@ -107,8 +107,7 @@ func (s *Bolt) List(f ListFilter) ([]EventSummary, *ID, error) {
 			}
 		case !f.Until.IsZero():
 			until := idAt(f.Until.Add(time.Millisecond))
-			k, v = c.Seek(until[:])
-			if k == nil {
+			if k, _ = c.Seek(until[:]); k == nil {
 				k, v = c.Last()
 			} else {
 				k, v = c.Prev()
