@@ -231,8 +231,8 @@ type eventView struct {
 
 type deliveryView struct {
 	store.Delivery
-	Index    uint16          `json:"index"`
-	Attempts []store.Attempt `json:"attempts"`
+	Index   uint16          `json:"index"`
+	History []store.Attempt `json:"history"`
 }
 
 func showEvent(w http.ResponseWriter, g *liveGateway, raw string) error {
@@ -263,7 +263,7 @@ func showEvent(w http.ResponseWriter, g *liveGateway, raw string) error {
 		if attempts == nil {
 			attempts = []store.Attempt{}
 		}
-		v.Deliveries = append(v.Deliveries, deliveryView{Delivery: d, Index: d.Key.Index, Attempts: attempts})
+		v.Deliveries = append(v.Deliveries, deliveryView{Delivery: d, Index: d.Key.Index, History: attempts})
 	}
 	if v.Deliveries == nil {
 		v.Deliveries = []deliveryView{}
