@@ -53,6 +53,9 @@ func writeJSON(w http.ResponseWriter, v any) error {
 func serveAdmin(w http.ResponseWriter, r *http.Request) error {
 	path := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/hookgate/"), "/")
 	parts := strings.Split(path, "/")
+	if path == "ui" || strings.HasPrefix(path, "ui/") {
+		return serveUI(w, r)
+	}
 	g, err := pickGateway(r)
 	if err != nil {
 		return err
@@ -62,6 +65,8 @@ func serveAdmin(w http.ResponseWriter, r *http.Request) error {
 		return listEvents(w, r, g)
 	case path == "stats" && r.Method == http.MethodGet:
 		return stats(w, g)
+	case path == "timeline" && r.Method == http.MethodGet:
+		return timeline(w, r, g)
 	case path == "replay" && r.Method == http.MethodPost:
 		return bulkReplay(w, r, g)
 	case len(parts) == 2 && parts[0] == "events" && r.Method == http.MethodGet:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
@@ -303,4 +304,79 @@ func (s *Bolt) OldestPending() (time.Time, bool) {
 		})
 	})
 	return oldest, found
+}
+
+// TimelinePoint counts one minute: events received, attempts delivered and
+// attempts failed.
+type TimelinePoint struct {
+	Minute    time.Time `json:"minute"`
+	Received  int       `json:"received"`
+	Delivered int       `json:"delivered"`
+	Failed    int       `json:"failed"`
+}
+
+// timelineLimit bounds the events one timeline reads.
+const timelineLimit = 200000
+
+// Timeline counts received events and delivery attempts per minute since
+// since; truncated reports that it stopped at timelineLimit events.
+func (s *Bolt) Timeline(since time.Time) (points []TimelinePoint, truncated bool, err error) {
+	start := since.Truncate(time.Minute)
+	now := s.now()
+	n := int(now.Sub(start)/time.Minute) + 1
+	if n < 1 || n > 24*60 {
+		return nil, false, errors.New("timeline: since must be within the last 24 hours")
+	}
+	points = make([]TimelinePoint, n)
+	for i := range points {
+		points[i].Minute = start.Add(time.Duration(i) * time.Minute)
+	}
+	slot := func(t time.Time) int {
+		i := int(t.Sub(start) / time.Minute)
+		if i < 0 || i >= n {
+			return -1
+		}
+		return i
+	}
+	err = s.db.View(func(tx *bolt.Tx) error {
+		from := idAt(start)
+		c := tx.Bucket(bucketEvents).Cursor()
+		seen := 0
+		for k, _ := c.Seek(from[:]); k != nil; k, _ = c.Next() {
+			if seen == timelineLimit {
+				truncated = true
+				break
+			}
+			seen++
+			var id ID
+			copy(id[:], k)
+			if i := slot(id.Time()); i >= 0 {
+				points[i].Received++
+			}
+		}
+		ac := tx.Bucket(bucketAttempts).Cursor()
+		seen = 0
+		for k, v := ac.Seek(from[:]); k != nil; k, v = ac.Next() {
+			if seen == timelineLimit {
+				truncated = true
+				break
+			}
+			seen++
+			var a Attempt
+			if json.Unmarshal(v, &a) != nil {
+				continue
+			}
+			i := slot(a.At)
+			if i < 0 {
+				continue
+			}
+			if a.Status >= 200 && a.Status < 300 {
+				points[i].Delivered++
+			} else {
+				points[i].Failed++
+			}
+		}
+		return nil
+	})
+	return points, truncated, err
 }
