@@ -81,7 +81,7 @@ async function act(action) {
   } catch (err) {
     $("action-result").textContent = err.message;
   }
-  setTimeout(() => { showEvent(selected); loadEvents(false); }, 400);
+  setTimeout(() => { showEvent(selected); loadEvents(false); loadOverview(); }, 400);
 }
 
 function drawChart(points) {
