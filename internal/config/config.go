@@ -49,6 +49,17 @@ type Config struct {
 	// MaxPending is the number of pending deliveries past which ingest
 	// answers 503 (0 = no bound).
 	MaxPending int
+	// Logging says whether bodies are logged (at debug, masked).
+	Logging Logging
+}
+
+// Logging configures what the gateway logs about events.
+type Logging struct {
+	// Bodies logs each accepted body at debug level, with personal data masked.
+	Bodies bool
+	// MaskFields lists JSON fields whose values are masked; empty means the
+	// built-in list (email, phone, name, address, …).
+	MaskFields []string
 }
 
 // Storage configures the event store.
@@ -492,7 +503,13 @@ func (p *parser) root(n *yaml.Node) {
 		},
 		"upstreams":   func(_, v *yaml.Node) { p.upstreams(v) },
 		"max_pending": func(_, v *yaml.Node) { cfg.MaxPending = p.integer(v, "max_pending", 1) },
-		"sources":     func(_, v *yaml.Node) { sourcesNode = v },
+		"logging": func(_, v *yaml.Node) {
+			p.fields(v, "logging", map[string]func(k, v *yaml.Node){
+				"bodies":      func(_, v *yaml.Node) { cfg.Logging.Bodies = p.boolean(v, "logging.bodies") },
+				"mask_fields": func(_, v *yaml.Node) { cfg.Logging.MaskFields = p.strList(v, "logging.mask_fields") },
+			})
+		},
+		"sources": func(_, v *yaml.Node) { sourcesNode = v },
 	})
 	if sourcesNode == nil {
 		p.errorf(n, "routes file: no sources defined")

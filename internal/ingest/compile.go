@@ -107,6 +107,9 @@ func Compile(cfg *config.Config) (*Pipeline, error) {
 		}
 	}
 	p.maxPending = int64(cfg.MaxPending)
+	if cfg.Logging.Bodies {
+		p.masker = newMasker(cfg.Logging.MaskFields)
+	}
 	p.retention = cfg.Storage.Retention
 	for _, key := range p.orderKeys {
 		for _, src := range p.sources {

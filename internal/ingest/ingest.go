@@ -30,6 +30,7 @@ type Pipeline struct {
 	maxPending int64
 	retention  time.Duration
 	counters   struct{ ruleErrors, unparseable atomic.Int64 }
+	masker     *masker // set when bodies are logged
 
 	store    store.Store
 	notify   func(upstream string)
@@ -253,6 +254,11 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p.log.Info("event received", zap.String("source", src.name), zap.String("event_id", id),
 		zap.Int("deliveries", len(ne.Targets)), zap.Int("bytes", len(body)))
+	if p.masker != nil {
+		if ce := p.log.Check(zap.DebugLevel, "event body"); ce != nil {
+			ce.Write(zap.String("event_id", id), zap.String("body", p.masker.Mask(r.Header.Get("Content-Type"), body)))
+		}
+	}
 	src.respond(w, src.response.Status, id, "accepted")
 	p.observe(src, "accepted", start)
 }

@@ -1,0 +1,91 @@
+package ingest
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+
+	"github.com/hookgate/hookgate/internal/route"
+)
+
+// DefaultMaskFields are JSON fields masked in logged bodies unless the
+// configuration names others.
+var DefaultMaskFields = []string{
+	"email", "phone", "phone_number", "name", "first_name", "last_name", "full_name",
+	"address", "line1", "line2", "postal_code", "zip", "ssn", "tax_id", "iban", "card", "card_number",
+	"password", "token", "secret", "ip", "ip_address", "birthdate", "date_of_birth",
+}
+
+var (
+	emailPattern = regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}`)
+	phonePattern = regexp.MustCompile(`\+?\d[\d\s().\-]{7,}\d`)
+)
+
+const maskedValue = "[masked]"
+
+// maxLoggedBody bounds a body written to the debug log.
+const maxLoggedBody = 4096
+
+// masker hides personal data in bodies written to the debug log: values of
+// the listed fields, and e-mail addresses and phone numbers anywhere.
+type masker struct{ fields map[string]bool }
+
+func newMasker(fields []string) *masker {
+	if len(fields) == 0 {
+		fields = DefaultMaskFields
+	}
+	m := &masker{fields: map[string]bool{}}
+	for _, f := range fields {
+		m.fields[strings.ToLower(f)] = true
+	}
+	return m
+}
+
+// Mask returns the body as it may be logged.
+func (m *masker) Mask(contentType string, body []byte) string {
+	parsed, err := route.ParseBody(contentType, body)
+	if err != nil {
+		return truncate(maskText(string(body)))
+	}
+	out, err := json.Marshal(m.walk(parsed))
+	if err != nil {
+		return ""
+	}
+	return truncate(string(out))
+}
+
+func (m *masker) walk(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, val := range t {
+			if m.fields[strings.ToLower(k)] {
+				out[k] = maskedValue
+				continue
+			}
+			out[k] = m.walk(val)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, val := range t {
+			out[i] = m.walk(val)
+		}
+		return out
+	case string:
+		return maskText(t)
+	}
+	return v
+}
+
+func maskText(s string) string {
+	s = emailPattern.ReplaceAllString(s, maskedValue)
+	return phonePattern.ReplaceAllString(s, maskedValue)
+}
+
+func truncate(s string) string {
+	if len(s) <= maxLoggedBody {
+		return s
+	}
+	return s[:maxLoggedBody] + "…"
+}
