@@ -1,0 +1,338 @@
+// Command bench measures Hookgate against Caddy's own ceiling, in one run on
+// one machine: the same binary answering `respond 200` is the baseline for
+// ingest, and Caddy's reverse_proxy forwarding the same requests is the
+// baseline for delivery. It prints a table with each figure's ratio to its
+// baseline and writes it as JSON under bench/results/.
+//
+//	go run ./bench                 # the full run (about six minutes)
+//	go run ./bench -smoke          # seconds, for CI: same scenarios, tiny sizes
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// Row is one figure of the report.
+type Row struct {
+	Scenario string  `json:"scenario"`
+	Metric   string  `json:"metric"`
+	Value    float64 `json:"value"`
+	Unit     string  `json:"unit"`
+	// Baseline is what the ratio compares with; empty when there is none.
+	Baseline string  `json:"baseline,omitempty"`
+	Ratio    float64 `json:"ratio,omitempty"`
+}
+
+// Config sizes a run.
+type Config struct {
+	Duration   time.Duration // per load step
+	Rates      []int         // fixed rates for latency
+	Workers    uint64        // saturation concurrency
+	Backlog    int           // events drained in the delivery scenario
+	ScaleSmall int           // stored events in the first scale step
+	ScaleLarge int           // stored events in the second scale step
+}
+
+var (
+	full  = Config{Duration: 10 * time.Second, Rates: []int{500, 2000, 5000}, Workers: 64, Backlog: 100_000, ScaleSmall: 10_000, ScaleLarge: 1_000_000}
+	smoke = Config{Duration: time.Second, Rates: []int{200}, Workers: 16, Backlog: 500, ScaleSmall: 200, ScaleLarge: 1000}
+)
+
+func main() {
+	smokeRun := flag.Bool("smoke", false, "a run of seconds, for CI")
+	out := flag.String("out", "bench/results", "folder for the JSON report")
+	flag.Parse()
+	cfg := full
+	if *smokeRun {
+		cfg = smoke
+	}
+	rows, err := Run(cfg, "")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	Print(os.Stdout, rows)
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	name := "full"
+	if *smokeRun {
+		name = "smoke"
+	}
+	path := filepath.Join(*out, fmt.Sprintf("%s-%s.json", time.Now().UTC().Format("20060102T150405Z"), name))
+	report := map[string]any{"date": time.Now().UTC(), "go": runtime.Version(), "cpus": runtime.NumCPU(), "config": cfg, "rows": rows}
+	data, _ := json.MarshalIndent(report, "", "  ")
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	fmt.Println("written:", path)
+}
+
+// Print writes the table.
+func Print(w *os.File, rows []Row) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\tmetric\tvalue\tunit\tratio\tbaseline\t")
+	for _, r := range rows {
+		ratio := ""
+		if r.Baseline != "" {
+			ratio = fmt.Sprintf("%.2f", r.Ratio)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%s\t%s\t%s\t\n", r.Scenario, r.Metric, r.Value, r.Unit, ratio, r.Baseline)
+	}
+	tw.Flush()
+}
+
+func buildBinary(dir string) (string, error) {
+	bin := filepath.Join(dir, "hookgate")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/hookgate")
+	cmd.Dir = repoRoot()
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	return bin, cmd.Run()
+}
+
+func repoRoot() string {
+	dir, _ := os.Getwd()
+	for d := dir; d != "/"; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+	}
+	return dir
+}
+
+// routes are the routes.yaml used: paused holds deliveries back (one
+// attempt an hour) so that only ingest is measured, or a backlog builds up.
+func routes(upstreamAddr string, paused bool) string {
+	limit := ""
+	if paused {
+		limit = "    rate: 1/h\n    burst: 1\n"
+	}
+	return fmt.Sprintf(`max_body: 64KiB
+upstreams:
+  sink:
+    url: http://%s
+    concurrency: 64
+%s    retry: {max_attempts: 3, initial_interval: 1h, max_interval: 1h}
+sources:
+  stripe:
+    path: /webhooks/stripe
+    provider: stripe
+    secrets: [%s]
+    default: [sink]
+`, upstreamAddr, limit, stripeSecret)
+}
+
+const gatewaySite = "\troute {\n\t\twebhook_gateway ./routes.yaml\n\t\trespond 404\n\t}"
+
+// Run executes every scenario. binary, when empty, is built first.
+func Run(cfg Config, binary string) ([]Row, error) {
+	work, err := os.MkdirTemp("", "hookgate-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	if binary == "" {
+		if binary, err = buildBinary(work); err != nil {
+			return nil, fmt.Errorf("building: %w", err)
+		}
+	}
+	var rows []Row
+	add := func(r Row) { rows = append(rows, r) }
+	sub := func(name string) string {
+		d := filepath.Join(work, name)
+		os.MkdirAll(d, 0o755)
+		return d
+	}
+	var seq atomic.Int64
+
+	// Baseline: the same binary answering respond 200.
+	base, err := startGateway(binary, sub("baseline"), "\trespond 200", "")
+	if err != nil {
+		return nil, err
+	}
+	m := attack(plainTargeter(base.url("/webhooks/stripe"), &seq), 0, cfg.Duration, cfg.Workers)
+	baseRPS := m.Throughput
+	add(Row{Scenario: "baseline respond 200", Metric: "saturation", Value: baseRPS, Unit: "req/s"})
+	baseP99 := map[int]float64{}
+	for _, rate := range cfg.Rates {
+		m := attack(plainTargeter(base.url("/webhooks/stripe"), &seq), rate, cfg.Duration, cfg.Workers)
+		baseP99[rate] = ms(m.Latencies.P99)
+		add(Row{Scenario: "baseline respond 200", Metric: fmt.Sprintf("p99 @ %d/s", rate), Value: baseP99[rate], Unit: "ms"})
+	}
+	base.stop()
+
+	// Ingest: signed events, unique ids, deliveries held back.
+	sink := "127.0.0.1:1"
+	ing, err := startGateway(binary, sub("ingest"), gatewaySite, routes(sink, true))
+	if err != nil {
+		return nil, err
+	}
+	target := ing.url("/webhooks/stripe")
+	m = attack(stripeTargeter(target, "evt_sat_", &seq, 0), 0, cfg.Duration, cfg.Workers)
+	if err := acceptedAll(m); err != nil {
+		return nil, fmt.Errorf("ingest saturation: %w", err)
+	}
+	add(Row{Scenario: "ingest", Metric: "saturation", Value: m.Throughput, Unit: "req/s", Baseline: "respond 200 saturation", Ratio: m.Throughput / baseRPS})
+	for _, rate := range cfg.Rates {
+		m := attack(stripeTargeter(target, "evt_rate_", &seq, 0), rate, cfg.Duration, cfg.Workers)
+		if err := acceptedAll(m); err != nil {
+			return nil, fmt.Errorf("ingest at %d/s: %w", rate, err)
+		}
+		add(Row{Scenario: "ingest", Metric: fmt.Sprintf("p50 @ %d/s", rate), Value: ms(m.Latencies.P50), Unit: "ms"})
+		add(Row{Scenario: "ingest", Metric: fmt.Sprintf("p99 @ %d/s", rate), Value: ms(m.Latencies.P99), Unit: "ms", Baseline: fmt.Sprintf("respond 200 p99 @ %d/s", rate), Ratio: ms(m.Latencies.P99) / baseP99[rate]})
+		add(Row{Scenario: "ingest", Metric: fmt.Sprintf("p99.9 @ %d/s", rate), Value: ms(m.Latencies.Quantile(0.999)), Unit: "ms"})
+	}
+	// Dedup-heavy: every second request retries the previous event.
+	m = attack(stripeTargeter(target, "evt_dup_", &seq, 2), 0, cfg.Duration, cfg.Workers)
+	if err := acceptedAll(m); err != nil {
+		return nil, fmt.Errorf("dedup-heavy: %w", err)
+	}
+	add(Row{Scenario: "ingest, 50% duplicates", Metric: "saturation", Value: m.Throughput, Unit: "req/s", Baseline: "respond 200 saturation", Ratio: m.Throughput / baseRPS})
+	ing.stop()
+
+	// Delivery: drain a backlog to an upstream that answers 200 at once,
+	// against reverse_proxy forwarding the same number of requests.
+	up, err := startUpstream("")
+	if err != nil {
+		return nil, err
+	}
+	drain, err := startGateway(binary, sub("drain"), gatewaySite, routes(up.addr, true))
+	if err != nil {
+		return nil, err
+	}
+	if err := fill(drain.url("/webhooks/stripe"), "evt_drain_", cfg.Backlog, cfg.Workers); err != nil {
+		return nil, err
+	}
+	before := up.count.Load() // at most one attempt slipped through the pause
+	start := time.Now()
+	if err := drain.reload(routes(up.addr, false)); err != nil {
+		return nil, err
+	}
+	if err := waitCount(up, before+int64(cfg.Backlog)-1, 10*time.Minute); err != nil {
+		return nil, fmt.Errorf("drain: %w", err)
+	}
+	drainRate := float64(cfg.Backlog-1) / time.Since(start).Seconds()
+	drain.stop()
+	proxyUp, _ := startUpstream("")
+	proxy, err := startGateway(binary, sub("proxy"), "\treverse_proxy "+proxyUp.addr, "")
+	if err != nil {
+		return nil, err
+	}
+	start = time.Now()
+	if err := fill(proxy.url("/webhooks/stripe"), "evt_proxy_", cfg.Backlog, cfg.Workers); err != nil {
+		return nil, err
+	}
+	proxyRate := float64(cfg.Backlog) / time.Since(start).Seconds()
+	proxy.stop()
+	add(Row{Scenario: "reverse_proxy, same requests", Metric: "forwarded", Value: proxyRate, Unit: "req/s"})
+	add(Row{Scenario: fmt.Sprintf("delivery drain of %d", cfg.Backlog), Metric: "delivered", Value: drainRate, Unit: "events/s", Baseline: "reverse_proxy forwarded", Ratio: drainRate / proxyRate})
+
+	// Scale: ingest with a small and a large store, deliveries pending.
+	scaleDir := sub("scale")
+	scale, err := startGateway(binary, scaleDir, gatewaySite, routes(up.addr, true))
+	if err != nil {
+		return nil, err
+	}
+	scaleTarget := scale.url("/webhooks/stripe")
+	stored := 0
+	var smallRate, smallP99 float64
+	for _, size := range []int{cfg.ScaleSmall, cfg.ScaleLarge} {
+		if err := fill(scaleTarget, fmt.Sprintf("evt_scale_%d_", size), size-stored, cfg.Workers); err != nil {
+			return nil, err
+		}
+		stored = size
+		sat := attack(stripeTargeter(scaleTarget, fmt.Sprintf("evt_sat%d_", size), &seq, 0), 0, cfg.Duration, cfg.Workers)
+		lat := attack(stripeTargeter(scaleTarget, fmt.Sprintf("evt_lat%d_", size), &seq, 0), cfg.Rates[len(cfg.Rates)/2], cfg.Duration, cfg.Workers)
+		stored += int(sat.Requests + lat.Requests)
+		label := fmt.Sprintf("ingest with %d stored", size)
+		if size == cfg.ScaleSmall {
+			smallRate, smallP99 = sat.Throughput, ms(lat.Latencies.P99)
+			add(Row{Scenario: label, Metric: "saturation", Value: sat.Throughput, Unit: "req/s", Baseline: "respond 200 saturation", Ratio: sat.Throughput / baseRPS})
+			add(Row{Scenario: label, Metric: fmt.Sprintf("p99 @ %d/s", cfg.Rates[len(cfg.Rates)/2]), Value: smallP99, Unit: "ms"})
+			continue
+		}
+		add(Row{Scenario: label, Metric: "saturation", Value: sat.Throughput, Unit: "req/s", Baseline: fmt.Sprintf("%d stored", cfg.ScaleSmall), Ratio: sat.Throughput / smallRate})
+		add(Row{Scenario: label, Metric: fmt.Sprintf("p99 @ %d/s", cfg.Rates[len(cfg.Rates)/2]), Value: ms(lat.Latencies.P99), Unit: "ms", Baseline: fmt.Sprintf("%d stored", cfg.ScaleSmall), Ratio: ms(lat.Latencies.P99) / smallP99})
+	}
+	time.Sleep(time.Second)
+	add(Row{Scenario: fmt.Sprintf("%d pending", stored), Metric: "RSS", Value: scale.rssMB(), Unit: "MB"})
+	scale.stop()
+	add(Row{Scenario: fmt.Sprintf("%d pending", stored), Metric: "store on disk", Value: fileSizeMB(filepath.Join(scaleDir, "caddy", "hookgate", "hookgate.db")), Unit: "MB"})
+	// First delivery after a start with the backlog pending.
+	firstUp, err := startUpstream("")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(scaleDir, "routes.yaml"), []byte(routes(firstUp.addr, false)), 0o600); err != nil {
+		return nil, err
+	}
+	if err := scale.start(binary); err != nil {
+		return nil, err
+	}
+	if err := waitCount(firstUp, 1, 5*time.Minute); err != nil {
+		return nil, fmt.Errorf("first delivery: %w", err)
+	}
+	firstAfter := time.Unix(0, firstUp.first.Load()).Sub(scale.started)
+	scale.stop()
+	add(Row{Scenario: fmt.Sprintf("%d pending", stored), Metric: "start to first delivery", Value: firstAfter.Seconds(), Unit: "s"})
+	return rows, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// acceptedAll fails a step whose requests were not all answered 200.
+func acceptedAll(m *vegeta.Metrics) error {
+	if m.Requests == 0 {
+		return errors.New("no requests")
+	}
+	if ok := m.StatusCodes["200"]; uint64(ok) != m.Requests {
+		return fmt.Errorf("%d of %d answered 200: %v %v", ok, m.Requests, m.StatusCodes, m.Errors)
+	}
+	return nil
+}
+
+// fill sends n unique events as fast as the workers go.
+func fill(url, prefix string, n int, workers uint64) error {
+	if n <= 0 {
+		return nil
+	}
+	var seq atomic.Int64
+	base := stripeTargeter(url, prefix, &seq, 0)
+	tr := func(t *vegeta.Target) error {
+		if seq.Load() >= int64(n) {
+			return vegeta.ErrNoTargets
+		}
+		return base(t)
+	}
+	m := attack(tr, 0, 24*time.Hour, workers)
+	if ok := m.StatusCodes["200"]; ok < n {
+		return fmt.Errorf("filling %s: %d of %d accepted: %v %v", prefix, ok, n, m.StatusCodes, m.Errors)
+	}
+	return nil
+}
+
+func waitCount(u *upstream, want int64, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for u.count.Load() < want {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d delivered after %s", u.count.Load(), want, timeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
+

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSmoke runs every scenario of the harness at a tiny size, so that it
+// keeps working; it asserts figures exist, never how fast they are.
+func TestSmoke(t *testing.T) {
+	rows, err := Run(smoke, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"baseline respond 200", "ingest", "ingest, 50% duplicates", "reverse_proxy, same requests", "delivery drain", "ingest with 200 stored", "ingest with 1000 stored", "pending"}
+	for _, scenario := range want {
+		found := false
+		for _, r := range rows {
+			if strings.HasPrefix(r.Scenario, scenario) && r.Value > 0 {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no figure for %q", scenario)
+		}
+	}
+	for _, r := range rows {
+		if r.Baseline != "" && !(r.Ratio > 0) {
+			t.Errorf("%s %s: ratio %v against %s", r.Scenario, r.Metric, r.Ratio, r.Baseline)
+		}
+	}
+}
