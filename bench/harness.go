@@ -138,7 +138,9 @@ func (g *gatewayProc) rssMB() float64 {
 	return 0
 }
 
-func (g *gatewayProc) url(path string) string { return fmt.Sprintf("http://127.0.0.1:%d%s", g.port, path) }
+func (g *gatewayProc) url(path string) string {
+	return fmt.Sprintf("http://127.0.0.1:%d%s", g.port, path)
+}
 
 // eventBody is a Stripe-style event of about 2 KB with a unique id.
 func eventBody(id string) []byte {
@@ -233,4 +235,3 @@ func fileSizeMB(path string) float64 {
 	}
 	return float64(info.Size()) / (1 << 20)
 }
-

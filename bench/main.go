@@ -335,4 +335,3 @@ func waitCount(u *upstream, want int64, timeout time.Duration) error {
 	}
 	return nil
 }
-
