@@ -36,6 +36,7 @@ type source struct {
 	gate         *route.Schema // bodies must satisfy it; nil without a gate
 	quarantine   bool          // park failing events instead of answering 400
 	bodyRequired bool          // an unparseable body is a 400
+	dedupPath    []string      // the dedup key read straight from the body, when that is all it needs
 
 	live        *route.Program // true for a live-mode event; nil when mode is not checked
 	wantLive    bool
@@ -104,6 +105,16 @@ func Compile(cfg *config.Config) (*Pipeline, error) {
 				continue
 			}
 			p.orderKeys[name] = prog
+		}
+	}
+	// A source whose only use of the body is a dedup key like body.id reads
+	// that value straight from the bytes instead of parsing the body.
+	for _, src := range p.sources {
+		if src.dedup == nil || len(src.table.Rules) > 0 || src.live != nil || src.gate != nil || len(p.orderKeys) > 0 {
+			continue
+		}
+		if path, ok := src.dedup.BodyPath(); ok {
+			src.dedupPath, src.needsEnv, src.needsBody, src.bodyRequired = path, false, false, false
 		}
 	}
 	p.maxPending = int64(cfg.MaxPending)

@@ -154,15 +154,21 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	// The dedup key's fast path reads it from the bytes; a body that is not
+	// JSON (a form, say) takes the ordinary path below.
+	fastKey, fast := "", false
+	if src.dedupPath != nil {
+		fastKey, fast = route.ExtractKey(body, src.dedupPath)
+	}
 	var env *route.Env
-	if src.needsEnv {
+	if src.needsEnv || (src.dedupPath != nil && !fast) {
 		env = newEnv(src, r, now)
-		if src.needsBody {
+		if src.needsBody || src.dedupPath != nil {
 			parsed, err := route.ParseBody(r.Header.Get("Content-Type"), body)
 			switch {
 			case err == nil:
 				env.Body = parsed
-			case src.bodyRequired:
+			case src.bodyRequired || src.dedupPath != nil:
 				plain(w, http.StatusBadRequest, "body is not valid JSON or form data")
 				p.reject(src, "unparseable_body", nil)
 				return
@@ -195,7 +201,10 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if src.dedup != nil {
-		key, err := src.dedup.Key(env)
+		key, err := fastKey, error(nil)
+		if !fast {
+			key, err = src.dedup.Key(env)
+		}
 		if err != nil {
 			p.log.Warn("dedup key expression failed; event stored without dedup",
 				zap.String("source", src.name), zap.Error(err))

@@ -303,3 +303,35 @@ func BenchmarkRouteTwentyRules(b *testing.B) {
 		}
 	}
 }
+
+// TestDedupFastPath: a source whose dedup key is a plain body path reads it
+// from the bytes, with the same results as a full parse, forms included.
+func TestDedupFastPath(t *testing.T) {
+	const yaml = "upstreams:\n  u:\n    url: http://x\nsources:\n  s:\n    path: /s\n    provider: slack\n    secrets: [slack-secret]\n    default: [u]\n"
+	h, _ := routingHarness(t, yaml)
+	src := h.p.sources["/s"]
+	if src.dedupPath == nil || src.needsEnv {
+		t.Fatalf("fast path not taken: %v %v", src.dedupPath, src.needsEnv)
+	}
+	send := func(contentType, body string) (int, string) {
+		hdr := signWith(t, "slack", "slack-secret", []byte(body), "")
+		hdr.Set("Content-Type", contentType)
+		rec := h.do("POST", "/s", hdr, []byte(body))
+		return rec.Code, rec.Header().Get("Hookgate-Duplicate")
+	}
+	if code, dup := send("application/json", `{"type":"event_callback","event_id":"Ev1"}`); code != 200 || dup != "" {
+		t.Fatalf("first: %d %q", code, dup)
+	}
+	if code, dup := send("application/json", `{"event_id":"Ev1","type":"event_callback"}`); code != 200 || dup != "true" {
+		t.Fatalf("same event id: %d %q", code, dup)
+	}
+	// A slash command is a form: no event id, no dedup, accepted.
+	for range 2 {
+		if code, dup := send("application/x-www-form-urlencoded", "command=%2Fdeploy&text=now"); code != 200 || dup != "" {
+			t.Fatalf("form: %d %q", code, dup)
+		}
+	}
+	if code, _ := send("application/json", `{"event_id":`); code != 400 {
+		t.Fatalf("broken JSON: %d, want 400", code)
+	}
+}

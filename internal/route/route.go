@@ -89,6 +89,7 @@ type Program struct {
 	src       string
 	program   *vm.Program
 	needsBody bool
+	path      []string // set when the expression only reads body.<path>
 }
 
 // NeedsBody reports whether the expression reads the parsed body.
@@ -117,6 +118,9 @@ func compile(src string, extra ...expr.Option) (*Program, error) {
 	p := &Program{src: src, program: prog}
 	node := prog.Node()
 	ast.Walk(&node, bodyFinder{&p.needsBody})
+	if path, ok := bodyPath(node); ok {
+		p.path = path
+	}
 	return p, nil
 }
 

@@ -218,3 +218,47 @@ func TestStopAndShapeNeedBody(t *testing.T) {
 		t.Fatal("a path template reading the body does not make the table need it")
 	}
 }
+
+func TestExtractKeyMatchesAFullParse(t *testing.T) {
+	bodies := []string{
+		`{"id":"evt_1","type":"x","data":{"object":{"id":"pi_1","amount":1500}}}`,
+		`{"type":"x","nested":{"id":"wrong"},"id":12345678901}`,
+		`{"event-data":{"id":"mg_1"},"signature":{}}`,
+		`{"id":null}`,
+		`{"other":1}`,
+		`[1,2]`,
+		`{"id":true,"flag":false}`,
+		`{"id":1.5e3}`,
+	}
+	exprs := []string{`body.id`, `body?.id`, `body.data.object.id`, `body["event-data"]?.id`, `body.data.object.amount`}
+	for _, src := range exprs {
+		p, err := CompileKey(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path, ok := p.BodyPath()
+		if !ok {
+			t.Fatalf("%s: no body path", src)
+		}
+		for _, b := range bodies {
+			parsed, _ := ParseBody("application/json", []byte(b))
+			want, err := p.Key(&Env{Body: parsed})
+			if err != nil {
+				want = "" // a failed expression is no key
+			}
+			got, ok := ExtractKey([]byte(b), path)
+			if !ok || got != want {
+				t.Errorf("%s on %s: fast %q (%v), parsed %q", src, b, got, ok, want)
+			}
+		}
+	}
+	if _, ok := ExtractKey([]byte(`{"id":"x"`), []string{"id"}); ok {
+		t.Error("truncated JSON accepted")
+	}
+	for _, src := range []string{`headers["x-id"]`, `body.id + "x"`, `body`, `string(body.id)`} {
+		p, _ := CompileKey(src)
+		if _, ok := p.BodyPath(); ok {
+			t.Errorf("%s taken for a plain body path", src)
+		}
+	}
+}

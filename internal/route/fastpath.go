@@ -1,0 +1,93 @@
+package route
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+
+	"github.com/expr-lang/expr/ast"
+)
+
+// bodyPath reports the path of an expression that only reads one value of
+// the body, such as body.id or body["event-data"]?.id, so that value can be
+// read without parsing the whole body.
+func bodyPath(node ast.Node) ([]string, bool) {
+	var path []string
+	for {
+		switch n := node.(type) {
+		case *ast.ChainNode:
+			node = n.Node
+		case *ast.MemberNode:
+			prop, ok := n.Property.(*ast.StringNode)
+			if !ok || n.Method {
+				return nil, false
+			}
+			path = append([]string{prop.Value}, path...)
+			node = n.Node
+		case *ast.IdentifierNode:
+			return path, n.Value == "body" && len(path) > 0
+		default:
+			return nil, false
+		}
+	}
+}
+
+// BodyPath returns the body path the expression reads, when that is all it
+// does.
+func (p *Program) BodyPath() ([]string, bool) {
+	return p.path, p.path != nil
+}
+
+// ExtractKey reads the value at path from a JSON body and renders it as a
+// key, as Key would after a full parse: strings as they are, numbers in
+// their shortest form, an absent value as "". ok is false when the body is
+// not JSON.
+func ExtractKey(body []byte, path []string) (key string, ok bool) {
+	if !json.Valid(body) {
+		return "", false
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	for depth, name := range path {
+		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+			return "", true
+		}
+		found := false
+		for dec.More() {
+			t, err := dec.Token()
+			if err != nil {
+				return "", true
+			}
+			if k, _ := t.(string); k == name {
+				found = true
+				break
+			}
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return "", true
+			}
+		}
+		if !found {
+			return "", true
+		}
+		if depth == len(path)-1 {
+			var v any
+			if dec.Decode(&v) != nil {
+				return "", true
+			}
+			switch t := v.(type) {
+			case string:
+				return t, true
+			case json.Number:
+				if f, err := strconv.ParseFloat(t.String(), 64); err == nil {
+					return strconv.FormatFloat(f, 'f', -1, 64), true
+				}
+				return t.String(), true
+			case bool:
+				return strconv.FormatBool(t), true
+			}
+			return "", true
+		}
+	}
+	return "", true
+}
