@@ -138,6 +138,28 @@ func queryLimit(r *http.Request, def, most int) (int, error) {
 	return n, nil
 }
 
+// pageParams reads the parameters listings and bulk replays share: limit,
+// since, until, and the id to resume from.
+func pageParams(r *http.Request, resumeName string, defLimit, maxLimit int) (limit int, since, until time.Time, resume *store.ID, err error) {
+	if limit, err = queryLimit(r, defLimit, maxLimit); err != nil {
+		return
+	}
+	if since, err = queryTime(r, "since"); err != nil {
+		return
+	}
+	if until, err = queryTime(r, "until"); err != nil {
+		return
+	}
+	if v := r.URL.Query().Get(resumeName); v != "" {
+		id, perr := parseID(v)
+		if perr != nil {
+			return limit, since, until, nil, perr
+		}
+		resume = &id
+	}
+	return
+}
+
 var statuses = []string{store.StatusPending, store.StatusDelivered, store.StatusDead, store.StatusUnrouted, store.StatusQuarantined, store.StatusCanceled}
 
 func listEvents(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
@@ -147,21 +169,8 @@ func listEvents(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
 		return apiError(http.StatusBadRequest, "status: want one of %s, got %q", strings.Join(statuses, ", "), f.Status)
 	}
 	var err error
-	if f.Limit, err = queryLimit(r, 50, 1000); err != nil {
+	if f.Limit, f.Since, f.Until, f.Before, err = pageParams(r, "cursor", 50, 1000); err != nil {
 		return err
-	}
-	if f.Since, err = queryTime(r, "since"); err != nil {
-		return err
-	}
-	if f.Until, err = queryTime(r, "until"); err != nil {
-		return err
-	}
-	if c := q.Get("cursor"); c != "" {
-		id, err := parseID(c)
-		if err != nil {
-			return err
-		}
-		f.Before = &id
 	}
 	events, next, err := g.handle.store.List(f)
 	if err != nil {
@@ -338,21 +347,8 @@ func bulkReplay(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
 		}
 	}
 	var err error
-	if f.Limit, err = queryLimit(r, 1000, 10000); err != nil {
+	if f.Limit, f.Since, f.Until, f.After, err = pageParams(r, "after", 1000, 10000); err != nil {
 		return err
-	}
-	if f.Since, err = queryTime(r, "since"); err != nil {
-		return err
-	}
-	if f.Until, err = queryTime(r, "until"); err != nil {
-		return err
-	}
-	if a := q.Get("after"); a != "" {
-		id, err := parseID(a)
-		if err != nil {
-			return err
-		}
-		f.After = &id
 	}
 	res, err := g.handle.engine.Replay(r.Context(), f)
 	if err != nil {

@@ -82,21 +82,7 @@ sources:
 
 func handshakeHarness(t *testing.T) *harness {
 	t.Helper()
-	cfg, err := config.Parse("routes.yaml", []byte(handshakeRoutes), config.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Compile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "hookgate.db"), store.Options{Now: func() time.Time { return testNow }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	h := &harness{p: p, store: st}
-	p.Attach(st, nil, nil, func() time.Time { return testNow })
+	h, _ := routingHarness(t, handshakeRoutes)
 	return h
 }
 

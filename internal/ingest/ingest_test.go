@@ -70,21 +70,8 @@ type harness struct {
 
 func newHarness(t testing.TB) *harness {
 	t.Helper()
-	cfg, err := config.Parse("routes.yaml", []byte(routesYAML), config.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Compile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "hookgate.db"), store.Options{Now: func() time.Time { return testNow }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	h := &harness{p: p, store: st}
-	p.Attach(st, func(string) { h.notified.Add(1) }, nil, func() time.Time { return testNow })
+	h := routingHarnessAt(t, routesYAML, filepath.Join(t.TempDir(), "hookgate.db"))
+	h.p.Attach(h.store, func(string) { h.notified.Add(1) }, nil, func() time.Time { return testNow })
 	return h
 }
 

@@ -79,13 +79,13 @@ sources:
         to: [legacy]
 `
 
-func routingHarness(t *testing.T, yaml string) (*harness, string) {
+func routingHarness(t testing.TB, yaml string) (*harness, string) {
 	t.Helper()
 	dbPath := filepath.Join(t.TempDir(), "h.db")
 	return routingHarnessAt(t, yaml, dbPath), dbPath
 }
 
-func routingHarnessAt(t *testing.T, yaml, dbPath string) *harness {
+func routingHarnessAt(t testing.TB, yaml, dbPath string) *harness {
 	t.Helper()
 	cfg, err := config.Parse("routes.yaml", []byte(yaml), config.Options{})
 	if err != nil {
