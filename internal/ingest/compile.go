@@ -15,6 +15,10 @@ import (
 	"github.com/hookgate/hookgate/internal/verify"
 )
 
+// DefaultBodyTimeout bounds reading a webhook's body: providers give up on an
+// answer within 10 to 30 seconds, so a slower body is not a provider's.
+const DefaultBodyTimeout = 30 * time.Second
+
 // source is one compiled source.
 type source struct {
 	name        string
@@ -118,6 +122,7 @@ func Compile(cfg *config.Config) (*Pipeline, error) {
 		}
 	}
 	p.maxPending = int64(cfg.MaxPending)
+	p.bodyTimeout = DefaultBodyTimeout
 	if cfg.Logging.Bodies {
 		p.masker = newMasker(cfg.Logging.MaskFields)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,8 @@ type Pipeline struct {
 	retention  time.Duration
 	counters   struct{ ruleErrors, unparseable atomic.Int64 }
 	masker     *masker // set when bodies are logged
+	// bodyTimeout bounds reading a request body.
+	bodyTimeout time.Duration
 
 	store    store.Store
 	notify   func(upstream string)
@@ -118,12 +121,22 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.reject(src, "body_too_large", nil)
 		return
 	}
+	// A body that trickles in (slowloris) may not hold a connection for
+	// longer than the provider would wait for an answer anyway.
+	if d := p.bodyTimeout; d > 0 {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
+	}
 	body, err := readBody(http.MaxBytesReader(w, r.Body, p.maxBody), r.ContentLength)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			plain(w, http.StatusRequestEntityTooLarge, "request body too large")
 			p.reject(src, "body_too_large", nil)
+			return
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			plain(w, http.StatusRequestTimeout, "request body too slow")
+			p.reject(src, "body_timeout", nil)
 			return
 		}
 		plain(w, http.StatusBadRequest, "could not read request body")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -361,5 +362,25 @@ func BenchmarkVerify(b *testing.B) {
 		if err := scheme.Verify(req); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestSlowBodyIsCutOff: a body that trickles in is answered 408 once the
+// body deadline passes, instead of holding the connection.
+func TestSlowBodyIsCutOff(t *testing.T) {
+	h := newHarness(t)
+	h.p.bodyTimeout = 200 * time.Millisecond
+	srv := httptest.NewServer(h.p)
+	defer srv.Close()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(conn, "POST /webhooks/github HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\nX-Hub-Signature-256: sha256=00\r\n\r\n{\"a\":")
+	reply, _ := io.ReadAll(conn)
+	if !strings.HasPrefix(string(reply), "HTTP/1.1 408") {
+		t.Fatalf("reply %q, want 408", reply)
 	}
 }

@@ -3,6 +3,8 @@ package e2e
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -338,5 +340,88 @@ func TestSendCommand(t *testing.T) {
 	out, err := exec.Command(binary, "send", "--provider", "github", "--secret", "not-the-secret", "--url", gatewayURL+"/webhooks/github").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "401") {
 		t.Fatalf("send with a wrong secret: %v\n%s", err, out)
+	}
+}
+
+// TestHostileRequests sends requests a webhook endpoint must survive: each
+// gets a defined status, nothing is stored or delivered, the gateway stays up.
+func TestHostileRequests(t *testing.T) {
+	up := newRecorder(t, "", nil)
+	passthrough := newRecorder(t, "", nil)
+	dir, port, admin := newGatewayDir(t, routesFor(up.addr), passthrough.addr)
+	g := startGateway(t, dir, port, admin)
+	stripe := newSigner(t, "stripe", "whsec_e2e_secret")
+	body := stripeEvent("evt_hostile", 10)
+	good := stripe.sign(t, body, "")
+	raw := func(request string) string {
+		conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", g.port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		conn.Write([]byte(request))
+		reply, _ := io.ReadAll(conn)
+		line, _, _ := strings.Cut(string(reply), "\r\n")
+		return line
+	}
+	cases := []struct {
+		name   string
+		method string
+		path   string
+		header http.Header
+		body   []byte
+		want   int
+	}{
+		{"GET on a source", "GET", "/webhooks/stripe", good, nil, 405},
+		{"PUT on a source", "PUT", "/webhooks/stripe", good, body, 405},
+		{"signature of another source's secret", "POST", "/webhooks/stripe", newSigner(t, "github", "gh-e2e-secret").sign(t, body, ""), body, 401},
+		{"duplicated signature headers", "POST", "/webhooks/stripe", http.Header{"Stripe-Signature": {"t=1,v1=00", "t=2,v1=11"}}, body, 401},
+		{"huge signature header (Caddy's header limit)", "POST", "/webhooks/stripe", http.Header{"Stripe-Signature": {strings.Repeat("v1=ab,", 10000)}}, body, 431},
+		{"large signature header under the limit", "POST", "/webhooks/stripe", http.Header{"Stripe-Signature": {strings.Repeat("v1=ab,", 500)}}, body, 401},
+		{"invalid UTF-8 body", "POST", "/webhooks/stripe", stripe.sign(t, []byte("\xff\xfe{\"id\":1}"), ""), []byte("\xff\xfe{\"id\":1}"), 400},
+		{"deeply nested JSON", "POST", "/webhooks/stripe", stripe.sign(t, []byte(strings.Repeat("[", 100000)), ""), []byte(strings.Repeat("[", 100000)), 413},
+	}
+	for _, c := range cases {
+		req, _ := http.NewRequest(c.method, g.url(c.path), bytes.NewReader(c.body))
+		for k, v := range c.header {
+			req.Header[k] = v
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%s: %d, want %d", c.name, resp.StatusCode, c.want)
+		}
+	}
+	// Path tricks: sources match the decoded path exactly, so an encoded
+	// letter is still the source (and needs its signature), while dot
+	// segments, case and encoded slashes reach no source and pass through.
+	for path, want := range map[string]string{
+		"/webhooks/stripe/../github": "200", "/Webhooks/Stripe": "200", "/webhooks/stripe%2F": "200", "/webhooks/%73tripe": "401",
+	} {
+		if line := raw("POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"); !strings.Contains(line, want) {
+			t.Errorf("%s: %q, want %s", path, line, want)
+		}
+	}
+	// A chunked body that never ends is cut off at max_body.
+	endless := "POST /webhooks/stripe HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nStripe-Signature: " + good.Get("Stripe-Signature") + "\r\nConnection: close\r\n\r\n"
+	for range 20 {
+		endless += "1000\r\n" + strings.Repeat("a", 4096) + "\r\n"
+	}
+	if line := raw(endless); !strings.Contains(line, "413") {
+		t.Errorf("endless chunked body: %q", line)
+	}
+	// Nothing hostile was stored or delivered, and the gateway still works.
+	if _, out := g.admin("GET", "/hookgate/events"); len(out["events"].([]any)) != 0 {
+		t.Fatalf("hostile requests stored events: %v", out["events"])
+	}
+	if status, _, _ := g.post("/webhooks/stripe", good, body); status != 200 {
+		t.Fatalf("the gateway stopped working: %d", status)
+	}
+	if got := passthrough.all(); len(got) != 3 {
+		t.Errorf("%d path tricks passed through, want 3", len(got))
 	}
 }
