@@ -46,48 +46,55 @@ func ExtractKey(body []byte, path []string) (key string, ok bool) {
 	if !json.Valid(body) {
 		return "", false
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	for depth, name := range path {
-		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-			return "", true
-		}
-		found := false
-		for dec.More() {
-			t, err := dec.Token()
-			if err != nil {
-				return "", true
-			}
-			if k, _ := t.(string); k == name {
-				found = true
-				break
-			}
-			var skip json.RawMessage
-			if dec.Decode(&skip) != nil {
-				return "", true
-			}
-		}
+	raw := json.RawMessage(body)
+	for _, name := range path {
+		next, found := member(raw, name)
 		if !found {
 			return "", true
 		}
-		if depth == len(path)-1 {
-			var v any
-			if dec.Decode(&v) != nil {
-				return "", true
-			}
-			switch t := v.(type) {
-			case string:
-				return t, true
-			case json.Number:
-				if f, err := strconv.ParseFloat(t.String(), 64); err == nil {
-					return strconv.FormatFloat(f, 'f', -1, 64), true
-				}
-				return t.String(), true
-			case bool:
-				return strconv.FormatBool(t), true
-			}
-			return "", true
+		raw = next
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return "", true
+	}
+	switch t := v.(type) {
+	case string:
+		return t, true
+	case json.Number:
+		if f, err := strconv.ParseFloat(t.String(), 64); err == nil {
+			return strconv.FormatFloat(f, 'f', -1, 64), true
 		}
+		return t.String(), true
+	case bool:
+		return strconv.FormatBool(t), true
 	}
 	return "", true
+}
+
+// member returns the value of an object's key; like encoding/json, the
+// last of repeated keys wins.
+func member(raw json.RawMessage, name string) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	var value json.RawMessage
+	found := false
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return nil, false
+		}
+		if k, _ := t.(string); k == name {
+			value, found = v, true
+		}
+	}
+	return value, found
 }

@@ -262,3 +262,61 @@ func TestExtractKeyMatchesAFullParse(t *testing.T) {
 		}
 	}
 }
+
+// FuzzExtractKey checks the dedup fast path against a full parse on random
+// bodies: both must agree whenever the body is JSON.
+func FuzzExtractKey(f *testing.F) {
+	f.Add([]byte(`{"id":"evt_1","data":{"object":{"id":"pi_1"}}}`))
+	f.Add([]byte(`{"id":12.50,"id":"dup"}`))
+	f.Add([]byte(`[{"id":1}]`))
+	f.Add([]byte(`{"data":null}`))
+	progs := map[string]*Program{}
+	for _, src := range []string{`body.id`, `body.data.object.id`} {
+		p, err := CompileKey(src)
+		if err != nil {
+			f.Fatal(err)
+		}
+		progs[src] = p
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for src, p := range progs {
+			path, _ := p.BodyPath()
+			fast, ok := ExtractKey(body, path)
+			parsed, err := ParseBody("application/json", body)
+			if !ok {
+				if err == nil {
+					t.Fatalf("%s: fast path refused JSON the parser took: %q", src, body)
+				}
+				continue
+			}
+			if err != nil {
+				continue // JSON, but not an object or array: no key either way
+			}
+			want, kerr := p.Key(&Env{Body: parsed})
+			if kerr != nil {
+				want = ""
+			}
+			if fast != want {
+				t.Fatalf("%s on %q: fast %q, parsed %q", src, body, fast, want)
+			}
+		}
+	})
+}
+
+// FuzzCompile compiles random expressions and templates: errors are fine,
+// panics are not.
+func FuzzCompile(f *testing.F) {
+	f.Add(`body.type startsWith "a" && headers["x"] == "1"`)
+	f.Add(`jsonpath(body, "a.b[0]")`)
+	f.Add(`/x/{body.id}/{query.t}`)
+	f.Fuzz(func(t *testing.T, src string) {
+		if p, err := CompileCondition(src); err == nil {
+			p.Match(&Env{Body: map[string]any{"type": "a"}})
+		}
+		if tpl, err := CompileTemplate(src); err == nil {
+			tpl.Render(&Env{}, nil)
+		}
+		ParseBody("application/x-www-form-urlencoded", []byte(src))
+		ParseBody("application/json", []byte(src))
+	})
+}
