@@ -185,12 +185,19 @@ func (g *gateway) url(path string) string {
 // post sends a webhook and returns the status, headers and body.
 func (g *gateway) post(path string, header http.Header, body []byte) (int, http.Header, string) {
 	g.t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, g.url(path), bytes.NewReader(body))
-	for k, v := range header {
-		req.Header[k] = v
+	var resp *http.Response
+	var err error
+	// A connection error is retried once, as providers retry.
+	for try := 0; try < 2; try++ {
+		req, _ := http.NewRequest(http.MethodPost, g.url(path), bytes.NewReader(body))
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if resp, err = http.DefaultClient.Do(req); err == nil {
+			break
+		}
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		g.t.Fatalf("POST %s: %v", path, err)
 	}
@@ -211,6 +218,9 @@ func (g *gateway) load(caddyfile string) (int, string) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	// The reload closes the old server's idle connections; reusing one
+	// would fail the next request.
+	http.DefaultClient.CloseIdleConnections()
 	return resp.StatusCode, string(b)
 }
 
