@@ -10,10 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hookgate/hookgate/internal/config"
-	"github.com/hookgate/hookgate/internal/store"
 	"github.com/hookgate/hookgate/internal/verify"
 )
 
@@ -213,20 +211,8 @@ func TestAsanaLearnsItsSecret(t *testing.T) {
 	const routes = "upstreams:\n  legacy:\n    url: http://127.0.0.1:1\nsources:\n  asana:\n    path: /asana\n    provider: asana\n    default: [legacy]\n"
 	dbPath := filepath.Join(t.TempDir(), "hookgate.db")
 	open := func() (*harness, func()) {
-		cfg, err := config.Parse("routes.yaml", []byte(routes), config.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := Compile(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := store.OpenBolt(dbPath, store.Options{Now: func() time.Time { return testNow }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Attach(st, nil, nil, func() time.Time { return testNow })
-		return &harness{p: p, store: st}, func() { st.Close() }
+		h := routingHarnessAt(t, routes, dbPath)
+		return h, func() { h.store.Close() }
 	}
 	h, closeStore := open()
 	body := []byte(`{"events":[{"action":"changed","resource":{"gid":"1","resource_type":"task"}}]}`)

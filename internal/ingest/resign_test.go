@@ -89,21 +89,7 @@ func TestResigningRefusesUnsignableSources(t *testing.T) {
 
 func TestBackpressure(t *testing.T) {
 	const routes = "max_pending: 2\nupstreams:\n  u:\n    url: http://x\nsources:\n  gh:\n    path: /gh\n    provider: github\n    secrets: [s]\n    default: [u]\n"
-	cfg, err := config.Parse("routes.yaml", []byte(routes), config.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Compile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.OpenBolt(t.TempDir()+"/h.db", store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	p.Attach(st, nil, nil, nil)
-	h := &harness{p: p, store: st}
+	h, _ := routingHarness(t, routes)
 	codes := []int{}
 	for i := range 3 {
 		body := []byte(`{"n":` + string(rune('0'+i)) + `}`)
@@ -122,21 +108,8 @@ func TestBackpressure(t *testing.T) {
 
 func TestOrderingKeyAtIngest(t *testing.T) {
 	const routes = "upstreams:\n  u:\n    url: http://x\n    ordering:\n      key: body.data.object.customer\nsources:\n  gh:\n    path: /gh\n    provider: github\n    secrets: [s]\n    default: [u]\n"
-	cfg, err := config.Parse("routes.yaml", []byte(routes), config.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Compile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.OpenBolt(t.TempDir()+"/h.db", store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	p.Attach(st, nil, nil, nil)
-	h := &harness{p: p, store: st}
+	h, _ := routingHarness(t, routes)
+	st := h.store
 	for i, cus := range []string{"cus_1", "cus_1", "cus_2"} {
 		body := []byte(`{"n":` + string(rune('0'+i)) + `,"data":{"object":{"customer":"` + cus + `"}}}`)
 		hdr := sign(t, "github", "s", body)
