@@ -655,6 +655,10 @@ func (p *parser) sources(n *yaml.Node) {
 		p.errorf(n, "sources must be a mapping of names to sources")
 		return
 	}
+	if len(n.Content) == 0 {
+		p.errorf(n, "routes file: no sources defined")
+		return
+	}
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key, val := n.Content[i], n.Content[i+1]
