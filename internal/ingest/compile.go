@@ -30,6 +30,7 @@ type source struct {
 	needsBody   bool
 	needsEnv    bool
 	publicURL   string
+	signsURL    bool // the scheme signs the URL, so requestURL is needed
 	response    config.Response
 
 	secrets            []string
@@ -190,6 +191,7 @@ func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 			s.response.Body = preset.Response
 		}
 		liveExpr = preset.Live
+		s.signsURL = preset.SignsURL()
 		if src.Mode != "" && liveExpr == "" {
 			return nil, cfg.Errorf(src.ModePos, "source %s: provider %s does not mark test and live events, so mode cannot be checked", src.Name, preset.Name)
 		}
@@ -210,6 +212,7 @@ func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 		if src.Tolerance > 0 {
 			spec.Tolerance = src.Tolerance
 		}
+		s.signsURL = verify.SpecSignsURL(spec)
 		scheme, err = verify.New(spec, src.Secrets)
 		if err != nil {
 			at := src.SecretsPos

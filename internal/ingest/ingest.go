@@ -151,7 +151,10 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := p.now()
-	vr := verify.Request{Body: body, Header: r.Header, Method: r.Method, URL: src.requestURL(r), Now: now}
+	vr := verify.Request{Body: body, Header: r.Header, Method: r.Method, Now: now}
+	if src.signsURL {
+		vr.URL = src.requestURL(r)
+	}
 	if err := src.scheme.Verify(&vr); err != nil {
 		plain(w, http.StatusUnauthorized, "unauthorized")
 		p.reject(src, verify.Reason(err), nil)

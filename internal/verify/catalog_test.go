@@ -217,3 +217,12 @@ func TestTwilioURLVariants(t *testing.T) {
 		t.Errorf("JSON variant with another body: %v", err)
 	}
 }
+
+func TestSignsURL(t *testing.T) {
+	for name, want := range map[string]bool{"twilio": true, "square": true, "hubspot-v2": true, "hubspot-v3": true, "contentful": true, "stripe": false, "github": false, "plaid": false} {
+		p, _ := Lookup(name)
+		if p.SignsURL() != want {
+			t.Errorf("%s: SignsURL %v, want %v", name, !want, want)
+		}
+	}
+}

@@ -49,6 +49,19 @@ type Options struct {
 	Tolerance time.Duration
 }
 
+// SignsURL reports whether the scheme signs the request URL, which the
+// gateway then has to rebuild for each request.
+func (p Preset) SignsURL() bool {
+	switch p.Name {
+	case "twilio", "contentful":
+		return true
+	}
+	return p.Build == nil && SpecSignsURL(p.Spec)
+}
+
+// SpecSignsURL reports whether a declarative scheme signs the URL.
+func SpecSignsURL(s Spec) bool { return strings.Contains(s.Content, "{url}") }
+
 // Compile builds the preset's scheme for a source.
 func (p Preset) Compile(secrets []string, opts Options) (Scheme, error) {
 	if p.Build != nil {
