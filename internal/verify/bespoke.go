@@ -28,15 +28,21 @@ import (
 // SDKs it accepts the URL with and without the default port.
 type twilio struct{ secrets [][]byte }
 
-func newTwilio(secrets []string, _ Options) (Scheme, error) {
+// secretBytes turns configured secrets into keys used as they are.
+func secretBytes(secrets []string) ([][]byte, error) {
 	if len(secrets) == 0 {
 		return nil, fmt.Errorf("no secrets")
 	}
-	t := &twilio{}
-	for _, s := range secrets {
-		t.secrets = append(t.secrets, []byte(s))
+	out := make([][]byte, len(secrets))
+	for i, s := range secrets {
+		out[i] = []byte(s)
 	}
-	return t, nil
+	return out, nil
+}
+
+func newTwilio(secrets []string, _ Options) (Scheme, error) {
+	keys, err := secretBytes(secrets)
+	return &twilio{secrets: keys}, err
 }
 
 func (t *twilio) Verify(r *Request) error {
@@ -144,17 +150,12 @@ type mailgun struct {
 }
 
 func newMailgun(secrets []string, opts Options) (Scheme, error) {
-	if len(secrets) == 0 {
-		return nil, fmt.Errorf("no secrets")
-	}
-	m := &mailgun{tolerance: 5 * time.Minute}
+	keys, err := secretBytes(secrets)
+	m := &mailgun{keys: keys, tolerance: 5 * time.Minute}
 	if opts.Tolerance > 0 {
 		m.tolerance = opts.Tolerance
 	}
-	for _, s := range secrets {
-		m.keys = append(m.keys, []byte(s))
-	}
-	return m, nil
+	return m, err
 }
 
 type mailgunSignature struct {
@@ -295,14 +296,11 @@ func AdyenSignature(hexKey string, it *AdyenItem) (string, error) {
 type graphClientState struct{ secrets [][]byte }
 
 func newGraphClientState(secrets []string, _ Options) (Scheme, error) {
-	if len(secrets) == 0 {
+	keys, err := secretBytes(secrets)
+	if err != nil {
 		return nil, fmt.Errorf("no secrets (the clientState of the subscription)")
 	}
-	g := &graphClientState{}
-	for _, s := range secrets {
-		g.secrets = append(g.secrets, []byte(s))
-	}
-	return g, nil
+	return &graphClientState{secrets: keys}, nil
 }
 
 func (g *graphClientState) Verify(r *Request) error {

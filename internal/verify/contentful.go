@@ -28,17 +28,12 @@ const (
 )
 
 func newContentful(secrets []string, opts Options) (Scheme, error) {
-	if len(secrets) == 0 {
-		return nil, fmt.Errorf("no secrets")
-	}
-	c := &contentful{tolerance: 30 * time.Second}
+	keys, err := secretBytes(secrets)
+	c := &contentful{secrets: keys, tolerance: 30 * time.Second}
 	if opts.Tolerance > 0 {
 		c.tolerance = opts.Tolerance
 	}
-	for _, s := range secrets {
-		c.secrets = append(c.secrets, []byte(s))
-	}
-	return c, nil
+	return c, err
 }
 
 func (c *contentful) Verify(r *Request) error {
