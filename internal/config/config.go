@@ -8,9 +8,12 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,7 +71,29 @@ type Storage struct {
 	Path string
 	// Retention is how long events and their dedup keys are kept.
 	Retention time.Duration
+	// JetStream, when set, keeps events, dedup keys and the delivery queue
+	// in NATS JetStream instead of a bbolt file, shared by every instance
+	// that names the same server and stream.
+	JetStream *JetStream
+	// JetStreamPos is where the jetstream block starts.
+	JetStreamPos Pos
 }
+
+// JetStream configures the NATS JetStream store.
+type JetStream struct {
+	// URL lists the NATS servers, comma-separated (nats://host:4222,...).
+	URL string
+	// Stream is the name the store's streams and buckets start with
+	// (default HOOKGATE).
+	Stream string
+	// Replicas is how many servers hold each stream (1, 3 or 5; default 1).
+	Replicas int
+	// Credentials is a NATS .creds file; empty connects without one.
+	Credentials string
+}
+
+// DefaultJetStreamStream names the store's streams when stream is not set.
+const DefaultJetStreamStream = "HOOKGATE"
 
 // Upstream is a delivery destination.
 type Upstream struct {
@@ -492,6 +517,7 @@ func (p *parser) root(n *yaml.Node) {
 			p.fields(v, "storage", map[string]func(k, v *yaml.Node){
 				"path":      func(_, v *yaml.Node) { cfg.Storage.Path = p.path(v, "storage.path") },
 				"retention": func(_, v *yaml.Node) { cfg.Storage.Retention = p.duration(v, "storage.retention") },
+				"jetstream": func(_, v *yaml.Node) { cfg.Storage.JetStream, cfg.Storage.JetStreamPos = p.jetstream(v), pos(v) },
 			})
 		},
 		"max_body": func(_, v *yaml.Node) {
@@ -856,6 +882,7 @@ func (p *parser) route(n *yaml.Node, what string) *Route {
 
 // check validates references across sections.
 func (p *parser) check() {
+	p.checkJetStream()
 	paths := map[string]string{}
 	for _, src := range p.cfg.Sources {
 		if other, dup := paths[src.Path]; dup {
@@ -872,6 +899,53 @@ func (p *parser) check() {
 		}
 		if src.Dedup.Window > p.cfg.Storage.Retention {
 			p.errs = append(p.errs, p.cfg.Errorf(src.Pos, "source %s: dedup.window %s is longer than storage.retention %s", src.Name, src.Dedup.Window, p.cfg.Storage.Retention))
+		}
+	}
+}
+
+// streamName is what JetStream accepts in stream, subject and bucket names.
+var streamName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+
+func (p *parser) jetstream(n *yaml.Node) *JetStream {
+	js := &JetStream{Stream: DefaultJetStreamStream, Replicas: 1}
+	p.fields(n, "storage.jetstream", map[string]func(k, v *yaml.Node){
+		"url":         func(_, v *yaml.Node) { js.URL = p.str(v, "storage.jetstream.url") },
+		"credentials": func(_, v *yaml.Node) { js.Credentials = p.path(v, "storage.jetstream.credentials") },
+		"replicas": func(_, v *yaml.Node) {
+			js.Replicas = p.integer(v, "storage.jetstream.replicas", 1)
+			if js.Replicas > 5 {
+				p.errorf(v, "storage.jetstream.replicas: %d is more than JetStream's 5", js.Replicas)
+			}
+		},
+		"stream": func(_, v *yaml.Node) {
+			js.Stream = p.str(v, "storage.jetstream.stream")
+			if !streamName.MatchString(js.Stream) {
+				p.errorf(v, "storage.jetstream.stream: %q must be 1-32 letters, digits, - or _", js.Stream)
+			}
+		},
+	})
+	if js.URL == "" {
+		p.errorf(n, "storage.jetstream: url is required (nats://host:4222)")
+	}
+	return js
+}
+
+// checkJetStream refuses what the JetStream store cannot carry: upstream
+// names become subject tokens, and ordered delivery needs a single queue.
+func (p *parser) checkJetStream() {
+	if p.cfg.Storage.JetStream == nil {
+		return
+	}
+	if p.cfg.Storage.Path != "" {
+		p.errs = append(p.errs, p.cfg.Errorf(p.cfg.Storage.JetStreamPos, "storage: path and jetstream exclude each other"))
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.cfg.Upstreams)) {
+		up := p.cfg.Upstreams[name]
+		if !streamName.MatchString(name) {
+			p.errs = append(p.errs, p.cfg.Errorf(up.Pos, "upstream %s: with storage.jetstream an upstream name must be letters, digits, - or _", name))
+		}
+		if up.OrderingKey != "" {
+			p.errs = append(p.errs, p.cfg.Errorf(up.OrderingKeyPos, "upstream %s: ordering is not available with storage.jetstream (deliveries are shared by every instance)", name))
 		}
 	}
 }

@@ -90,6 +90,12 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+var processIDs idSource
+
+// NewID returns a new id from a process-wide source: time-ordered, unique
+// within the process, and random enough to be unique across processes.
+func NewID(now time.Time) ID { return processIDs.next(now) }
+
 // idSource makes ids that increase within one process even inside one millisecond.
 type idSource struct {
 	mu   sync.Mutex

@@ -183,6 +183,36 @@ type Store interface {
 	Close() error
 }
 
+// Inspector is what the admin API and metrics read from a store.
+type Inspector interface {
+	// Path names the store: its file, or its JetStream stream and servers.
+	Path() string
+	// List returns events matching f, newest first, and where to resume.
+	List(f ListFilter) ([]EventSummary, *ID, error)
+	// Cancel ends an event's pending deliveries and returns how many.
+	Cancel(ctx context.Context, id ID) (int, error)
+	// Stats counts events and deliveries by state.
+	Stats() (Stats, error)
+	// OldestPending returns the receive time of the oldest pending event.
+	OldestPending() (time.Time, bool)
+	// Timeline counts received events and attempts per minute since since.
+	Timeline(since time.Time) ([]TimelinePoint, bool, error)
+}
+
+// Backend is a complete store: the ingest and delivery paths and the
+// operator's view of them.
+type Backend interface {
+	Store
+	Inspector
+}
+
+// UpstreamConfigurer is implemented by stores that keep per-upstream
+// delivery settings themselves: the engine tells them each upstream's
+// attempt timeout when a configuration becomes live.
+type UpstreamConfigurer interface {
+	ConfigureUpstream(name string, attemptTimeout time.Duration) error
+}
+
 // ReplayFilter selects deliveries to replay.
 type ReplayFilter struct {
 	// Event limits the replay to one event.
