@@ -274,7 +274,11 @@ func TestCancelAndReroute(t *testing.T) {
 	ctx := context.Background()
 	s.ConfigureUpstream("a", time.Second)
 	res, _ := s.Ingest(ctx, newEvent("s", "", `{}`, "a"))
-	waitFor(t, func() bool { rec, _ := s.Event(res.ID); _, _, err := s.getState(ctx, rec.Deliveries[0].Key); return err == nil })
+	waitFor(t, func() bool {
+		rec, _ := s.Event(res.ID)
+		_, _, err := s.getState(ctx, rec.Deliveries[0].Key)
+		return err == nil
+	})
 	if n, err := s.Cancel(ctx, res.ID); err != nil || n != 1 {
 		t.Fatalf("cancel: %d %v", n, err)
 	}
