@@ -11,9 +11,11 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
+	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/deliver"
 	"github.com/hookgate/hookgate/internal/ingest"
 	"github.com/hookgate/hookgate/internal/store"
+	natsstore "github.com/hookgate/hookgate/internal/store/jetstream"
 )
 
 func init() {
@@ -25,25 +27,51 @@ func init() {
 // file and its single delivery engine instead of fighting over bbolt's lock.
 var stores = caddy.NewUsagePool()
 
-// storeHandle is the pooled value: the file and the engine that delivers from it.
+// storeHandle is the pooled value: the store and the engine that delivers from it.
 type storeHandle struct {
-	store  *store.Bolt
+	store  store.Backend
 	engine *deliver.Engine
 }
 
-// Destruct stops delivery, then closes the file.
+// Destruct stops delivery, then closes the store.
 func (s *storeHandle) Destruct() error {
 	s.engine.Stop()
 	return s.store.Close()
 }
 
-func acquireStore(path string, logger *zap.Logger) (*storeHandle, error) {
-	val, _, err := stores.LoadOrNew(path, func() (caddy.Destructor, error) {
-		st, err := store.OpenBolt(path, store.Options{OpenTimeout: 3 * time.Second})
+// storeSpec says which store a configuration uses: its pool key and how to
+// open it.
+type storeSpec struct {
+	key  string
+	open func() (store.Backend, error)
+}
+
+// boltSpec is the embedded store in one file.
+func boltSpec(path string) storeSpec {
+	return storeSpec{key: path, open: func() (store.Backend, error) {
+		return store.OpenBolt(path, store.Options{OpenTimeout: 3 * time.Second})
+	}}
+}
+
+// jetstreamSpec is the shared store on NATS JetStream. Instances of the same
+// process that name the same servers and stream share one connection.
+func jetstreamSpec(js *config.JetStream, retention time.Duration) storeSpec {
+	return storeSpec{key: "jetstream:" + js.Stream + "@" + js.URL, open: func() (store.Backend, error) {
+		return natsstore.Open(natsstore.Options{URL: js.URL, Stream: js.Stream, Replicas: js.Replicas,
+			Credentials: js.Credentials, Retention: retention})
+	}}
+}
+
+func acquireStore(spec storeSpec, logger *zap.Logger) (*storeHandle, error) {
+	val, _, err := stores.LoadOrNew(spec.key, func() (caddy.Destructor, error) {
+		st, err := spec.open()
 		if err != nil {
 			return nil, err
 		}
 		engine := deliver.New(st, deliver.Options{Logger: logger.Named("deliver"), OnAttempt: observeAttempt})
+		if shared, ok := st.(*natsstore.Store); ok {
+			shared.SetNotify(engine.Notify)
+		}
 		return &storeHandle{store: st, engine: engine}, nil
 	})
 	if err != nil {

@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/ingest"
 	"github.com/hookgate/hookgate/internal/store"
+	natsstore "github.com/hookgate/hookgate/internal/store/jetstream"
 	"github.com/hookgate/hookgate/internal/verify"
 )
 
@@ -75,6 +77,23 @@ holds the file's lock and the command refuses to run.`,
 		CobraFunc: func(cmd *cobra.Command) {
 			cmd.Flags().String("storage", "", "path of the store file (default: Caddy's data dir/hookgate/hookgate.db)")
 			cmd.RunE = caddycmd.WrapCommandFuncForCobra(cmdCompact)
+		},
+	})
+	caddycmd.RegisterCommand(caddycmd.Command{
+		Name:  "migrate",
+		Usage: "--from <hookgate.db> --config <routes.yaml>",
+		Short: "Moves the pending events of a bbolt store into the JetStream store",
+		Long: `
+Copies every event that still has a pending delivery from a bbolt store file
+into the JetStream store named by storage.jetstream in the routes file. Each
+event keeps its id, headers, body and delivery history; its pending
+deliveries are queued with a fresh retry budget. Events already in JetStream
+are skipped, so an interrupted migration can be run again. The gateway that
+used the file must be stopped: it holds the file's lock.`,
+		CobraFunc: func(cmd *cobra.Command) {
+			cmd.Flags().String("from", "", "path of the bbolt store file (default: Caddy's data dir/hookgate/hookgate.db)")
+			cmd.Flags().String("config", "", "routes file whose storage.jetstream receives the events")
+			cmd.RunE = caddycmd.WrapCommandFuncForCobra(cmdMigrate)
 		},
 	})
 	caddycmd.RegisterCommand(caddycmd.Command{
@@ -252,6 +271,60 @@ func cmdCompact(fl caddycmd.Flags) (int, error) {
 		return caddy.ExitCodeFailedStartup, err
 	}
 	fmt.Printf("compacted %s: %d bytes -> %d bytes\n", path, before.Size(), after.Size())
+	return caddy.ExitCodeSuccess, nil
+}
+
+func cmdMigrate(fl caddycmd.Flags) (int, error) {
+	from, routes := fl.String("from"), fl.String("config")
+	if from == "" {
+		from = filepath.Join(caddy.AppDataDir(), "hookgate", "hookgate.db")
+	}
+	if routes == "" {
+		return caddy.ExitCodeFailedStartup, fmt.Errorf("--config names the routes file with storage.jetstream")
+	}
+	_, cfg, err := loadRoutes(routes)
+	if err != nil {
+		return caddy.ExitCodeFailedStartup, err
+	}
+	js := cfg.Storage.JetStream
+	if js == nil {
+		return caddy.ExitCodeFailedStartup, fmt.Errorf("%s has no storage.jetstream to migrate to", routes)
+	}
+	if _, err := os.Stat(from); err != nil {
+		return caddy.ExitCodeFailedStartup, err
+	}
+	src, err := store.OpenBolt(from, store.Options{OpenTimeout: 3 * time.Second})
+	if err != nil {
+		return caddy.ExitCodeFailedStartup, fmt.Errorf("opening %s (is the gateway still running?): %w", from, err)
+	}
+	defer src.Close()
+	dst, err := natsstore.Open(natsstore.Options{URL: js.URL, Stream: js.Stream, Replicas: js.Replicas, Credentials: js.Credentials, Retention: cfg.Storage.Retention})
+	if err != nil {
+		return caddy.ExitCodeFailedStartup, err
+	}
+	defer dst.Close()
+	moved, skipped, deliveries := 0, 0, 0
+	err = src.EachPending(func(rec *store.EventRecord, bodies map[uint16][]byte) error {
+		ok, err := dst.Import(context.Background(), rec, bodies)
+		if err != nil {
+			return fmt.Errorf("event %s: %w", rec.Event.ID, err)
+		}
+		if !ok {
+			skipped++
+			return nil
+		}
+		moved++
+		for _, d := range rec.Deliveries {
+			if d.State == store.StatePending {
+				deliveries++
+			}
+		}
+		return nil
+	})
+	fmt.Printf("migrated %d events with %d pending deliveries from %s to %s (%d already there)\n", moved, deliveries, from, dst.Path(), skipped)
+	if err != nil {
+		return caddy.ExitCodeFailedStartup, err
+	}
 	return caddy.ExitCodeSuccess, nil
 }
 

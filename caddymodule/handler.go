@@ -66,15 +66,15 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	storePath, err := h.resolveStorePath(repl, cfg)
+	spec, err := h.resolveStore(repl, cfg)
 	if err != nil {
 		return err
 	}
-	handle, err := acquireStore(storePath, h.logger)
+	handle, err := acquireStore(spec, h.logger)
 	if err != nil {
 		return err
 	}
-	h.storePath = storePath
+	h.storePath = spec.key
 	pipeline.Attach(handle.store, handle.engine.Notify, h.logger, nil)
 	h.pipeline = pipeline
 
@@ -90,8 +90,24 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	pipeline.Observe(metricsObserver{})
 	h.logger.Info("webhook gateway provisioned",
-		zap.String("routes", routesPath), zap.String("storage", storePath), zap.Int("sources", len(pipeline.Sources())))
+		zap.String("routes", routesPath), zap.String("storage", handle.store.Path()), zap.Int("sources", len(pipeline.Sources())))
 	return nil
+}
+
+// resolveStore picks the store: JetStream when routes.yaml says so, else
+// the bbolt file named by the Caddyfile, routes.yaml or the default.
+func (h *Handler) resolveStore(repl *caddy.Replacer, cfg *config.Config) (storeSpec, error) {
+	if js := cfg.Storage.JetStream; js != nil {
+		if h.Storage != "" {
+			return storeSpec{}, fmt.Errorf("webhook_gateway: the Caddyfile names a bbolt file (storage %s) but %s uses storage.jetstream", h.Storage, cfg.File)
+		}
+		return jetstreamSpec(js, cfg.Storage.Retention), nil
+	}
+	path, err := h.resolveStorePath(repl, cfg)
+	if err != nil {
+		return storeSpec{}, err
+	}
+	return boltSpec(path), nil
 }
 
 func (h *Handler) resolveStorePath(repl *caddy.Replacer, cfg *config.Config) (string, error) {

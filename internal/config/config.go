@@ -909,7 +909,7 @@ var streamName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 func (p *parser) jetstream(n *yaml.Node) *JetStream {
 	js := &JetStream{Stream: DefaultJetStreamStream, Replicas: 1}
 	p.fields(n, "storage.jetstream", map[string]func(k, v *yaml.Node){
-		"url":         func(_, v *yaml.Node) { js.URL = p.str(v, "storage.jetstream.url") },
+		"url":         func(_, v *yaml.Node) { js.URL = p.expanded(v, "storage.jetstream.url") },
 		"credentials": func(_, v *yaml.Node) { js.Credentials = p.path(v, "storage.jetstream.credentials") },
 		"replicas": func(_, v *yaml.Node) {
 			js.Replicas = p.integer(v, "storage.jetstream.replicas", 1)

@@ -138,6 +138,12 @@ func TestParseErrors(t *testing.T) {
 		{"yaml syntax", "sources: [\n", "routes.yaml:1:1: did not find expected node content"},
 		{"no sources", base, "no sources defined"},
 		{"non-2xx response", source("    response:\n      status: 500\n"), "response.status must be a 2xx status"},
+		{"jetstream without url", "storage:\n  jetstream:\n    stream: H\n" + source(""), "routes.yaml:3:5: storage.jetstream: url is required"},
+		{"jetstream stream name", "storage:\n  jetstream:\n    url: nats://x\n    stream: a.b\n" + source(""), "routes.yaml:4:13: storage.jetstream.stream: \"a.b\" must be"},
+		{"jetstream replicas", "storage:\n  jetstream:\n    url: nats://x\n    replicas: 7\n" + source(""), "replicas: 7 is more than JetStream's 5"},
+		{"jetstream and path", "storage:\n  path: x.db\n  jetstream:\n    url: nats://x\n" + source(""), "routes.yaml:4:5: storage: path and jetstream exclude each other"},
+		{"jetstream and ordering", "storage:\n  jetstream:\n    url: nats://x\n" + "upstreams:\n  legacy:\n    url: http://x\n    ordering:\n      key: body.id\n" + strings.TrimPrefix(source(""), base), "routes.yaml:8:12: upstream legacy: ordering is not available with storage.jetstream"},
+		{"jetstream upstream name", "storage:\n  jetstream:\n    url: nats://x\n" + "upstreams:\n  legacy.v2:\n    url: http://x\n" + strings.Replace(strings.TrimPrefix(source(""), base), "secrets: [x]", "secrets: [x]\n    default: [legacy.v2]", 1), "upstream legacy.v2: with storage.jetstream an upstream name must be"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -154,6 +160,19 @@ func TestParseErrors(t *testing.T) {
 				t.Fatalf("error:\n%v\nwant it to contain:\n%s", err, c.want)
 			}
 		})
+	}
+}
+
+func TestParseJetStream(t *testing.T) {
+	cfg, err := Parse("routes.yaml", []byte("storage:\n  retention: 3d\n  jetstream:\n    url: '{env.NATS}'\n    replicas: 3\n    credentials: hg.creds\n"+
+		"upstreams:\n  app:\n    url: http://x\nsources:\n  s:\n    path: /h\n    provider: github\n    secrets: [x]\n    default: [app]\n"),
+		Options{Expand: func(s string) (string, error) { return strings.ReplaceAll(s, "{env.NATS}", "nats://a:4222,nats://b:4222"), nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := cfg.Storage.JetStream
+	if js == nil || js.URL != "nats://a:4222,nats://b:4222" || js.Stream != DefaultJetStreamStream || js.Replicas != 3 || js.Credentials != "hg.creds" || cfg.Storage.Retention != 72*time.Hour {
+		t.Fatalf("storage: %+v %+v", cfg.Storage, js)
 	}
 }
 

@@ -287,3 +287,49 @@ func Compact(dst, src string) error {
 	}
 	return to.Close()
 }
+
+// EachPending calls fn, in event order, with every event that has a
+// pending delivery, and the transformed bodies of its deliveries.
+func (s *Bolt) EachPending(fn func(rec *EventRecord, bodies map[uint16][]byte) error) error {
+	var ids []ID
+	err := s.db.View(func(tx *bolt.Tx) error {
+		seen := map[ID]bool{}
+		return tx.Bucket(bucketQueue).ForEachBucket(func(name []byte) error {
+			return tx.Bucket(bucketQueue).Bucket(name).ForEach(func(k, _ []byte) error {
+				var id ID
+				copy(id[:], k[8:24])
+				if !seen[id] {
+					seen[id] = true
+					ids = append(ids, id)
+				}
+				return nil
+			})
+		})
+	})
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(ids, func(a, b ID) int { return bytes.Compare(a[:], b[:]) })
+	for _, id := range ids {
+		rec, err := s.Event(id)
+		if err != nil {
+			return err
+		}
+		bodies := map[uint16][]byte{}
+		err = s.db.View(func(tx *bolt.Tx) error {
+			for _, d := range rec.Deliveries {
+				if b := tx.Bucket(bucketDBodies).Get(deliveryKey(d.Key)); b != nil {
+					bodies[d.Key.Index] = bytes.Clone(b)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := fn(rec, bodies); err != nil {
+			return err
+		}
+	}
+	return nil
+}
