@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -25,7 +26,11 @@ type loadSender struct {
 	retries  atomic.Int64
 	statuses sync.Map // status code -> *atomic.Int64, for non-200 answers
 	client   *http.Client
+	// retryUnavailable retries 503 answers too, as providers retry them.
+	retryUnavailable bool
 }
+
+var errRetryLater = errors.New("503: retry later")
 
 func newLoadSender(t *testing.T) *loadSender {
 	return &loadSender{t: t, signer: newSigner(t, "github", "gh-e2e-secret"), acked: map[string]bool{},
@@ -51,6 +56,12 @@ func (s *loadSender) send(base string, attempts int) {
 		req, _ := http.NewRequest(http.MethodPost, base+"/webhooks/github", bytes.NewReader(body))
 		req.Header = h
 		resp, err = s.client.Do(req)
+		if err == nil && s.retryUnavailable && resp.StatusCode == http.StatusServiceUnavailable && try < attempts-1 {
+			resp.Body.Close()
+			time.Sleep(200 * time.Millisecond)
+			err = errRetryLater
+			continue
+		}
 		if err == nil {
 			break
 		}

@@ -1,0 +1,198 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// natsCluster starts n real NATS servers with JetStream, clustered over
+// loopback, in this process, and waits until the cluster takes an R-n stream.
+func natsCluster(t *testing.T, n int) []*server.Server {
+	t.Helper()
+	clusterPorts := make([]int, n)
+	for i := range clusterPorts {
+		clusterPorts[i] = freePort(t)
+	}
+	var routes []string
+	for _, p := range clusterPorts {
+		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
+	}
+	nodes := make([]*server.Server, n)
+	for i := range nodes {
+		opts := &server.Options{ServerName: fmt.Sprintf("n%d", i+1), Host: "127.0.0.1", Port: freePort(t),
+			JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true}
+		if n > 1 {
+			opts.Cluster = server.ClusterOpts{Name: "hookgate-e2e", Host: "127.0.0.1", Port: clusterPorts[i]}
+			opts.Routes = server.RoutesFromStr(strings.Join(routes, ","))
+		}
+		ns, err := server.NewServer(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go ns.Start()
+		t.Cleanup(ns.Shutdown)
+		if !ns.ReadyForConnections(20 * time.Second) {
+			t.Fatalf("nats node %d did not start", i+1)
+		}
+		nodes[i] = ns
+	}
+	// The cluster is ready once it can place a stream on every node.
+	nc, err := nats.Connect(clientURLs(nodes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	waitFor(t, "the JetStream cluster to form", 60*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: "READY", Subjects: []string{"ready"}, Replicas: n})
+		return err == nil
+	})
+	return nodes
+}
+
+func clientURLs(nodes []*server.Server) string {
+	var urls []string
+	for _, ns := range nodes {
+		urls = append(urls, ns.ClientURL())
+	}
+	return strings.Join(urls, ",")
+}
+
+// startSharedGateway starts an instance whose routes.yaml puts its store on
+// JetStream; its Caddyfile names no bbolt file.
+func startSharedGateway(t *testing.T, routes, passthrough string) *gateway {
+	t.Helper()
+	dir, port, admin := newGatewayDir(t, routes, passthrough)
+	caddyfile, _ := os.ReadFile(filepath.Join(dir, "Caddyfile"))
+	writeFile(t, filepath.Join(dir, "Caddyfile"), strings.Replace(string(caddyfile), "\t\tstorage ./data/hookgate.db\n", "", 1))
+	return startGateway(t, dir, port, admin)
+}
+
+func sharedRoutes(natsURL string, replicas int, upstream string) string {
+	return fmt.Sprintf(`storage:
+  jetstream:
+    url: %s
+    stream: HGE2E
+    replicas: %d
+upstreams:
+  app:
+    url: http://%s
+    timeout: 5s
+    concurrency: 32
+    retry: {initial_interval: 200ms, max_interval: 2s}
+sources:
+  github:
+    path: /webhooks/github
+    provider: github
+    secrets: [gh-e2e-secret]
+    default: [app]
+`, natsURL, replicas, upstream)
+}
+
+// TestJetStreamClusterTwoInstances runs two gateways on one three-node
+// JetStream cluster: copies of one event sent to both are stored once and
+// delivered once; then, under load spread over both, a NATS node is
+// stopped, and every ACKed event still reaches the upstream.
+func TestJetStreamClusterTwoInstances(t *testing.T) {
+	nodes := natsCluster(t, 3)
+	up := newRecorder(t, "", nil)
+	passthrough := newRecorder(t, "", nil)
+	routes := sharedRoutes(clientURLs(nodes), 3, up.addr)
+	a := startSharedGateway(t, routes, passthrough.addr)
+	b := startSharedGateway(t, routes, passthrough.addr)
+	github := newSigner(t, "github", "gh-e2e-secret")
+
+	// 20 copies of one event, half to each instance, all at once.
+	body := []byte(`{"action":"opened","number":1}`)
+	h := github.sign(t, body, "")
+	h.Set("X-GitHub-Delivery", "cluster-copy-1")
+	var mu sync.Mutex
+	ids := map[string]int{}
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g := a
+			if i%2 == 1 {
+				g = b
+			}
+			status, hdr, _ := g.post("/webhooks/github", h, body)
+			mu.Lock()
+			ids[fmt.Sprint(status, " ", hdr.Get("Hookgate-Event-Id"))]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if len(ids) != 1 {
+		t.Fatalf("copies answered differently: %v", ids)
+	}
+	var copyID string
+	for k := range ids {
+		status, id, _ := strings.Cut(k, " ")
+		if status != "200" || id == "" {
+			t.Fatalf("copies answered %s", k)
+		}
+		copyID = id
+	}
+	waitFor(t, "the copied event delivered", 30*time.Second, func() bool { return len(up.byEvent()[copyID]) > 0 })
+
+	// Load over both instances; a NATS node stops a third of the way in.
+	sender := newLoadSender(t)
+	sender.retryUnavailable = true
+	const total = 1500
+	work := make(chan *gateway)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for g := range work {
+				sender.send(g.url(""), 5)
+			}
+		}()
+	}
+	for i := range total {
+		if i == total/3 {
+			nodes[0].Shutdown()
+		}
+		if i%2 == 0 {
+			work <- a
+		} else {
+			work <- b
+		}
+	}
+	close(work)
+	wg.Wait()
+	acked := sender.ackedIDs()
+	if len(acked) < total*9/10 {
+		t.Fatalf("only %d of %d events ACKed (%d errors)", len(acked), total, sender.errors.Load())
+	}
+	duplicates := checkDelivered(t, up, acked, 2*time.Minute)
+	if got := len(up.byEvent()[copyID]); got != 1 {
+		t.Fatalf("the copied event was delivered %d times", got)
+	}
+	t.Logf("two instances, three NATS nodes, one stopped after %d sends: %d of %d ACKed, 0 lost, %d delivered twice, %d answers retried",
+		total/3, len(acked), total, duplicates, sender.retries.Load())
+
+	// Both instances answer for the whole store through the admin API.
+	status, ev := b.admin("GET", "/hookgate/events/"+copyID)
+	if status != 200 || ev["id"] != copyID {
+		t.Fatalf("instance b does not see the event instance a or b stored: %d %v", status, ev)
+	}
+	if status, _ := a.admin("GET", "/hookgate/stats"); status != http.StatusOK {
+		t.Fatalf("stats: %d", status)
+	}
+}
