@@ -166,7 +166,9 @@ func TestParseErrors(t *testing.T) {
 func TestParseJetStream(t *testing.T) {
 	cfg, err := Parse("routes.yaml", []byte("storage:\n  retention: 3d\n  jetstream:\n    url: '{env.NATS}'\n    replicas: 3\n    credentials: hg.creds\n"+
 		"upstreams:\n  app:\n    url: http://x\nsources:\n  s:\n    path: /h\n    provider: github\n    secrets: [x]\n    default: [app]\n"),
-		Options{Expand: func(s string) (string, error) { return strings.ReplaceAll(s, "{env.NATS}", "nats://a:4222,nats://b:4222"), nil }})
+		Options{Expand: func(s string) (string, error) {
+			return strings.ReplaceAll(s, "{env.NATS}", "nats://a:4222,nats://b:4222"), nil
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
