@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -194,5 +195,62 @@ func TestJetStreamClusterTwoInstances(t *testing.T) {
 	}
 	if status, _ := a.admin("GET", "/hookgate/stats"); status != http.StatusOK {
 		t.Fatalf("stats: %d", status)
+	}
+}
+
+// TestMigrateFromBolt moves the pending events of a stopped bbolt gateway
+// into JetStream with `hookgate migrate`; a gateway on JetStream delivers
+// them with their ids and bodies, and still recognises a provider's retry.
+func TestMigrateFromBolt(t *testing.T) {
+	nodes := natsCluster(t, 1)
+	upstreamAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	passthrough := newRecorder(t, "", nil)
+	dir, port, admin := newGatewayDir(t, routesFor(upstreamAddr), passthrough.addr)
+	g := startGateway(t, dir, port, admin)
+	github := newSigner(t, "github", "gh-e2e-secret")
+	acked := map[string][]byte{}
+	for i := range 20 {
+		body := []byte(fmt.Sprintf(`{"action":"opened","number":%d}`, i))
+		h := github.sign(t, body, "")
+		h.Set("X-GitHub-Delivery", fmt.Sprintf("migrate-%d", i))
+		status, hdr, _ := g.post("/webhooks/github", h, body)
+		if status != 200 {
+			t.Fatalf("event %d: %d", i, status)
+		}
+		acked[hdr.Get("Hookgate-Event-Id")] = body
+	}
+	g.kill()
+
+	// The same upstream names as the bbolt gateway's: deliveries name them.
+	routes := strings.NewReplacer("  app:\n", "  legacy:\n", "[app]", "[legacy]").Replace(sharedRoutes(clientURLs(nodes), 1, upstreamAddr))
+	routesFile := filepath.Join(t.TempDir(), "routes.yaml")
+	writeFile(t, routesFile, routes)
+	migrate := func() string {
+		out, err := exec.Command(binary, "migrate", "--from", filepath.Join(dir, "data", "hookgate.db"), "--config", routesFile).CombinedOutput()
+		if err != nil {
+			t.Fatalf("migrate: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	if out := migrate(); !strings.Contains(out, "migrated 20 events with 20 pending deliveries") {
+		t.Fatalf("first run: %s", out)
+	}
+	if out := migrate(); !strings.Contains(out, "migrated 0 events with 0 pending deliveries") || !strings.Contains(out, "(20 already there)") {
+		t.Fatalf("second run: %s", out)
+	}
+
+	up := newRecorder(t, upstreamAddr, nil)
+	js := startSharedGateway(t, routes, passthrough.addr)
+	waitFor(t, "every migrated event delivered", 60*time.Second, func() bool { return len(up.byEvent()) >= len(acked) })
+	for id, reqs := range up.byEvent() {
+		if want, ok := acked[id]; !ok || len(reqs) != 1 || string(reqs[0].Body) != string(want) {
+			t.Fatalf("event %s: known %v, %d deliveries", id, ok, len(reqs))
+		}
+	}
+	body := []byte(`{"action":"opened","number":3}`)
+	h := github.sign(t, body, "")
+	h.Set("X-GitHub-Delivery", "migrate-3")
+	if status, hdr, _ := js.post("/webhooks/github", h, body); status != 200 || hdr.Get("Hookgate-Duplicate") != "true" {
+		t.Fatalf("a retry after the move was not recognised: %d %v", status, hdr)
 	}
 }

@@ -555,7 +555,7 @@ func (s *Store) requeue(ctx context.Context, ev *store.Event, t store.Target, st
 
 // Import stores an event from another store with its deliveries as they
 // were: finished ones keep their state and attempts, pending ones are
-// queued with a fresh retry budget. An event already here is left alone,
+// queued with a fresh retry budget, and its dedup key is kept. An event already here is left alone,
 // so an interrupted migration can be run again.
 func (s *Store) Import(ctx context.Context, rec *store.EventRecord, bodies map[uint16][]byte) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
@@ -582,5 +582,19 @@ func (s *Store) Import(ctx context.Context, rec *store.EventRecord, bodies map[u
 			}
 		}
 	}
-	return true, s.publishEvent(ctx, &eventRecord{Event: rec.Event, Targets: targets}, 0, false)
+	if err := s.publishEvent(ctx, &eventRecord{Event: rec.Event, Targets: targets}, 0, false); err != nil {
+		return false, err
+	}
+	// The dedup key comes along, so a provider's retry after the move is
+	// still recognised; it lives out the rest of the retention.
+	if dk := rec.Event.DedupKey; dk != "" {
+		if ttl := s.opts.Retention - s.now().Sub(rec.Event.ReceivedAt); ttl > time.Second {
+			id := rec.Event.ID
+			_, err := s.dedup.Create(ctx, dedupBucketKey(rec.Event.Source, dk), id[:], jetstream.KeyTTL(ttl))
+			if err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+				return true, err
+			}
+		}
+	}
+	return true, nil
 }
