@@ -254,3 +254,11 @@ func TestMigrateFromBolt(t *testing.T) {
 		t.Fatalf("a retry after the move was not recognised: %d %v", status, hdr)
 	}
 }
+
+// TestClusterExampleValidates checks the routes file of examples/cluster.
+func TestClusterExampleValidates(t *testing.T) {
+	out, err := exec.Command(binary, "validate-routes", filepath.Join(repoRoot(), "examples", "cluster", "routes.yaml")).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "valid: 1 sources") {
+		t.Fatalf("validate-routes: %v\n%s", err, out)
+	}
+}
