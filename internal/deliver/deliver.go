@@ -278,7 +278,13 @@ func (e *Engine) apply() {
 			l.configure(nil)
 		}
 	}
+	configurer, _ := e.store.(store.UpstreamConfigurer)
 	for name, up := range want {
+		if configurer != nil {
+			if err := configurer.ConfigureUpstream(name, up.Timeout); err != nil {
+				e.log.Error("configuring the store for an upstream", zap.String("upstream", name), zap.Error(err))
+			}
+		}
 		l, ok := e.lanes[name]
 		if !ok {
 			l = newLane(e, name)
