@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -17,6 +18,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
@@ -234,4 +238,71 @@ func fileSizeMB(path string) float64 {
 		return 0
 	}
 	return float64(info.Size()) / (1 << 20)
+}
+
+// natsCluster is NATS servers with JetStream running in this process.
+type natsCluster struct {
+	nodes []*server.Server
+	urls  string
+}
+
+func (c *natsCluster) stop() {
+	for _, ns := range c.nodes {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+	}
+}
+
+// startNATS starts n clustered servers on loopback and waits until they
+// take a stream with n replicas.
+func startNATS(n int, dir string) (*natsCluster, error) {
+	clusterPorts := make([]int, n)
+	var routes, urls []string
+	for i := range clusterPorts {
+		clusterPorts[i] = freePort()
+		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", clusterPorts[i]))
+	}
+	c := &natsCluster{}
+	for i := range n {
+		opts := &server.Options{ServerName: fmt.Sprintf("n%d", i+1), Host: "127.0.0.1", Port: freePort(), JetStream: true,
+			StoreDir: filepath.Join(dir, fmt.Sprint(i+1)), NoLog: true, NoSigs: true}
+		if n > 1 {
+			opts.Cluster = server.ClusterOpts{Name: "bench", Host: "127.0.0.1", Port: clusterPorts[i]}
+			opts.Routes = server.RoutesFromStr(strings.Join(routes, ","))
+		}
+		ns, err := server.NewServer(opts)
+		if err != nil {
+			c.stop()
+			return nil, err
+		}
+		go ns.Start()
+		c.nodes = append(c.nodes, ns)
+		if !ns.ReadyForConnections(20 * time.Second) {
+			c.stop()
+			return nil, fmt.Errorf("nats node %d did not start", i+1)
+		}
+		urls = append(urls, ns.ClientURL())
+	}
+	c.urls = strings.Join(urls, ",")
+	nc, err := nats.Connect(c.urls)
+	if err != nil {
+		c.stop()
+		return nil, err
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: "READY", Subjects: []string{"ready"}, Replicas: n})
+		cancel()
+		if err == nil {
+			return c, nil
+		}
+		if time.Now().After(deadline) {
+			c.stop()
+			return nil, fmt.Errorf("the NATS cluster did not form: %w", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

@@ -6,6 +6,8 @@
 //
 //	go run ./bench                 # the full run (about six minutes)
 //	go run ./bench -smoke          # seconds, for CI: same scenarios, tiny sizes
+//
+// The JetStream rows run NATS servers inside this process, on the same cores.
 package main
 
 import (
@@ -203,6 +205,39 @@ func Run(cfg Config, binary string) ([]Row, error) {
 	}
 	add(Row{Scenario: "ingest, 50% duplicates", Metric: "saturation", Value: m.Throughput, Unit: "req/s", Baseline: "respond 200 saturation", Ratio: m.Throughput / baseRPS})
 	ing.stop()
+	midRate := cfg.Rates[len(cfg.Rates)/2]
+	boltRPS, boltP99 := value(rows, "ingest", "saturation"), value(rows, "ingest", fmt.Sprintf("p99 @ %d/s", midRate))
+
+	// The same ingest on JetStream: one node, then three with replicas: 3
+	// (an ACK waits for two of them). The servers run in this process.
+	for _, nodes := range []int{1, 3} {
+		cluster, err := startNATS(nodes, sub(fmt.Sprintf("nats%d", nodes)))
+		if err != nil {
+			return nil, err
+		}
+		storage := fmt.Sprintf("storage:\n  jetstream:\n    url: %s\n    replicas: %d\n", cluster.urls, nodes)
+		js, err := startGateway(binary, sub(fmt.Sprintf("jetstream%d", nodes)), gatewaySite, storage+routes(sink, true))
+		if err != nil {
+			cluster.stop()
+			return nil, err
+		}
+		label := fmt.Sprintf("ingest, JetStream %d node(s), R%d", nodes, nodes)
+		target := js.url("/webhooks/stripe")
+		m := attack(stripeTargeter(target, fmt.Sprintf("evt_js%d_", nodes), &seq, 0), 0, cfg.Duration, cfg.Workers)
+		if err := acceptedAll(m); err != nil {
+			js.stop()
+			cluster.stop()
+			return nil, fmt.Errorf("%s saturation: %w", label, err)
+		}
+		add(Row{Scenario: label, Metric: "saturation", Value: m.Throughput, Unit: "req/s", Baseline: "bbolt ingest saturation", Ratio: m.Throughput / boltRPS})
+		m = attack(stripeTargeter(target, fmt.Sprintf("evt_jsr%d_", nodes), &seq, 0), midRate, cfg.Duration, cfg.Workers)
+		js.stop()
+		cluster.stop()
+		if err := acceptedAll(m); err != nil {
+			return nil, fmt.Errorf("%s at %d/s: %w", label, midRate, err)
+		}
+		add(Row{Scenario: label, Metric: fmt.Sprintf("p99 @ %d/s", midRate), Value: ms(m.Latencies.P99), Unit: "ms", Baseline: fmt.Sprintf("bbolt ingest p99 @ %d/s", midRate), Ratio: ms(m.Latencies.P99) / boltP99})
+	}
 
 	// Delivery: drain a backlog to an upstream that answers 200 at once,
 	// against reverse_proxy forwarding the same number of requests.
@@ -290,6 +325,16 @@ func Run(cfg Config, binary string) ([]Row, error) {
 	scale.stop()
 	add(Row{Scenario: fmt.Sprintf("%d pending", stored), Metric: "start to first delivery", Value: firstAfter.Seconds(), Unit: "s"})
 	return rows, nil
+}
+
+// value finds a figure already measured in this run.
+func value(rows []Row, scenario, metric string) float64 {
+	for _, r := range rows {
+		if r.Scenario == scenario && r.Metric == metric {
+			return r.Value
+		}
+	}
+	return 0
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
