@@ -59,7 +59,9 @@ func (b *breaker) allow(now time.Time, limit int) (int, time.Duration) {
 	}
 	switch b.state {
 	case BreakerOpen:
-		if wait := b.openedAt.Add(b.policy.Cooldown).Sub(now); wait > 0 {
+		// A wait longer than the cooldown means the wall clock went back:
+		// the cooldown is over rather than hours away.
+		if wait := b.openedAt.Add(b.policy.Cooldown).Sub(now); wait > 0 && wait <= b.policy.Cooldown {
 			return 0, wait
 		}
 		b.state = BreakerHalfOpen

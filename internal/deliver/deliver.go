@@ -439,6 +439,10 @@ func (l *lane) isTaken(k store.DeliveryKey) bool {
 // idlePoll bounds how long a lane sleeps without a wake-up, as a safety net.
 const idlePoll = 30 * time.Second
 
+// clockSlack is how far past MaxInterval a due time may lie before the lane
+// takes it for a wall clock that went back.
+const clockSlack = time.Second
+
 func (l *lane) run() {
 	defer close(l.done)
 	timer := time.NewTimer(0)
@@ -491,6 +495,14 @@ func (l *lane) dispatch() time.Duration {
 		allowed = min(allowed, tokens)
 	}
 	tasks, err := l.e.store.Due(l.name, now, allowed, l.isTaken)
+	if err == nil && len(tasks) == 0 {
+		// No delay the engine schedules exceeds MaxInterval (Retry-After is
+		// capped at it), so a delivery due further ahead was scheduled before
+		// the wall clock went back (or max_interval was lowered): it is due now.
+		if next, ok, _ := l.e.store.NextDue(l.name, l.isTaken); ok && next.Sub(now) > cfg.Retry.MaxInterval+clockSlack {
+			tasks, err = l.e.store.Due(l.name, next, allowed, l.isTaken)
+		}
+	}
 	if err != nil {
 		l.breaker.release()
 		l.e.log.Error("reading due deliveries", zap.String("upstream", l.name), zap.Error(err))
@@ -516,6 +528,9 @@ func (l *lane) dispatch() time.Duration {
 	next, ok, err := l.e.store.NextDue(l.name, l.isTaken)
 	if err != nil || !ok {
 		return idlePoll
+	}
+	if next.Sub(now) > cfg.Retry.MaxInterval+clockSlack {
+		return time.Millisecond // due now as well, as above
 	}
 	return min(max(next.Sub(now), 0), idlePoll)
 }
