@@ -603,10 +603,20 @@ func (l *lane) attempt(cfg Upstream, t store.Task) {
 		l.e.onAttempt(l.name, result, attempt.Duration)
 	}
 	if err := l.e.store.Record(context.Background(), outcome); err != nil {
-		// The delivery stays queued under its old due time and is retried.
+		// The delivery stays queued under its old due time and is retried,
+		// after a pause: it is due at once, and the store may fail every
+		// write for a while (disk full, read-only).
 		l.e.log.Error("recording delivery outcome", zap.String("event_id", t.Event.ID.String()), zap.Error(err))
+		select {
+		case <-time.After(recordPause):
+		case <-l.stop:
+		}
 	}
 }
+
+// recordPause is how long a delivery whose outcome could not be recorded
+// waits before it is attempted again.
+const recordPause = 5 * time.Second
 
 // decide turns an attempt's result into the delivery's next state: done,
 // retried at a time, or dead with the reason in the attempt's error.

@@ -93,7 +93,7 @@ func OpenBolt(path string, opts Options) (*Bolt, error) {
 		opts.Now = time.Now
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("creating store folder: %w", err)
+		return nil, fmt.Errorf("opening store %s: creating its folder: %w", path, err)
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{
 		Timeout:      opts.OpenTimeout,
