@@ -237,6 +237,9 @@ type recorded struct {
 	Method, URI string
 	Header      http.Header
 	Body        []byte
+	// Answered marks a request answered to a sender still waiting; Cut one
+	// whose sender went away first: it was not a delivery.
+	Answered, Cut bool
 }
 
 func newRecorder(t *testing.T, addr string, respond func(n int) int) *recorder {
@@ -252,7 +255,7 @@ func newRecorder(t *testing.T, addr string, respond func(n int) int) *recorder {
 	r.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
-		r.requests = append(r.requests, recorded{req.Method, req.RequestURI, req.Header.Clone(), body})
+		r.requests = append(r.requests, recorded{Method: req.Method, URI: req.RequestURI, Header: req.Header.Clone(), Body: body})
 		n := len(r.requests)
 		r.mu.Unlock()
 		status := 200
@@ -260,6 +263,13 @@ func newRecorder(t *testing.T, addr string, respond func(n int) int) *recorder {
 			status = r.respond(n)
 		}
 		w.WriteHeader(status)
+		r.mu.Lock()
+		if req.Context().Err() != nil {
+			r.requests[n-1].Cut = true
+		} else {
+			r.requests[n-1].Answered = true
+		}
+		r.mu.Unlock()
 	})}
 	go r.srv.Serve(l)
 	t.Cleanup(func() { r.srv.Shutdown(context.Background()) })
@@ -272,10 +282,13 @@ func (r *recorder) all() []recorded {
 	return append([]recorded(nil), r.requests...)
 }
 
-// byEvent groups received requests by Hookgate-Event-Id.
+// byEvent groups the requests answered to their sender by Hookgate-Event-Id.
 func (r *recorder) byEvent() map[string][]recorded {
 	out := map[string][]recorded{}
 	for _, req := range r.all() {
+		if !req.Answered {
+			continue
+		}
 		id := req.Header.Get("Hookgate-Event-Id")
 		out[id] = append(out[id], req)
 	}

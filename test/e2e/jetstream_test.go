@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,6 +65,34 @@ func natsCluster(t *testing.T, n int) []*server.Server {
 	return nodes
 }
 
+// streamLeader names the server leading a stream's replicas.
+func streamLeader(t *testing.T, nodes []*server.Server, stream string) string {
+	t.Helper()
+	var urls []string
+	for _, ns := range nodes {
+		if ns.Running() {
+			urls = append(urls, ns.ClientURL())
+		}
+	}
+	nc, err := nats.Connect(strings.Join(urls, ","))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil || info.Cluster == nil || info.Cluster.Leader == "" {
+		t.Fatalf("no leader for %s: %v", stream, err)
+	}
+	return info.Cluster.Leader
+}
+
 func clientURLs(nodes []*server.Server) string {
 	var urls []string
 	for _, ns := range nodes {
@@ -109,7 +138,13 @@ sources:
 // stopped, and every ACKed event still reaches the upstream.
 func TestJetStreamClusterTwoInstances(t *testing.T) {
 	nodes := natsCluster(t, 3)
-	up := newRecorder(t, "", nil)
+	var slow atomic.Bool
+	up := newRecorder(t, "", func(int) int {
+		if slow.Load() {
+			time.Sleep(2 * time.Second)
+		}
+		return 200
+	})
 	passthrough := newRecorder(t, "", nil)
 	routes := sharedRoutes(clientURLs(nodes), 3, up.addr)
 	a := startSharedGateway(t, routes, passthrough.addr)
@@ -151,32 +186,53 @@ func TestJetStreamClusterTwoInstances(t *testing.T) {
 	}
 	waitFor(t, "the copied event delivered", 30*time.Second, func() bool { return len(up.byEvent()[copyID]) > 0 })
 
-	// Load over both instances; a NATS node stops a third of the way in.
+	// spread sends n events over both instances from 16 senders; stop, when
+	// set, runs once after a third of them.
+	spread := func(sender *loadSender, n int, stop func()) {
+		work := make(chan *gateway)
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for g := range work {
+					sender.send(g.url(""), 5)
+				}
+			}()
+		}
+		for i := range n {
+			if i == n/3 && stop != nil {
+				stop()
+			}
+			work <- []*gateway{a, b}[i%2]
+		}
+		close(work)
+		wg.Wait()
+	}
+
+	// Normal operation: every event reaches the upstream exactly once.
+	normal := newLoadSender(t)
+	spread(normal, 600, nil)
+	if acked := normal.ackedIDs(); len(acked) != 600 {
+		t.Fatalf("normal operation: %d of 600 ACKed (%d errors)", len(acked), normal.errors.Load())
+	}
+	if dup := checkDelivered(t, up, normal.ackedIDs(), time.Minute); dup != 0 {
+		t.Fatalf("normal operation: %d events delivered twice", dup)
+	}
+
+	// The leader of the events stream stops a third of the way into 1,500.
 	sender := newLoadSender(t)
 	sender.retryUnavailable = true
 	const total = 1500
-	work := make(chan *gateway)
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for g := range work {
-				sender.send(g.url(""), 5)
+	var stopped string
+	spread(sender, total, func() {
+		stopped = streamLeader(t, nodes, "HGE2E")
+		for _, ns := range nodes {
+			if ns.Name() == stopped {
+				ns.Shutdown()
 			}
-		}()
-	}
-	for i := range total {
-		if i == total/3 {
-			nodes[0].Shutdown()
 		}
-		if i%2 == 0 {
-			work <- a
-		} else {
-			work <- b
-		}
-	}
-	close(work)
-	wg.Wait()
+	})
 	acked := sender.ackedIDs()
 	if len(acked) < total*9/10 {
 		t.Fatalf("only %d of %d events ACKed (%d errors)", len(acked), total, sender.errors.Load())
@@ -185,15 +241,40 @@ func TestJetStreamClusterTwoInstances(t *testing.T) {
 	if got := len(up.byEvent()[copyID]); got != 1 {
 		t.Fatalf("the copied event was delivered %d times", got)
 	}
-	t.Logf("two instances, three NATS nodes, one stopped after %d sends: %d of %d ACKed, 0 lost, %d delivered twice, %d answers retried",
-		total/3, len(acked), total, duplicates, sender.retries.Load())
+	t.Logf("two instances, three NATS nodes, stream leader %s stopped after %d sends: %d of %d ACKed, 0 lost, %d delivered twice, %d answers retried",
+		stopped, total/3, len(acked), total, duplicates, sender.retries.Load())
+
+	// Instance a is killed while it holds deliveries to a slow upstream:
+	// after their AckWait (timeout 5s + 30s) instance b delivers them.
+	slow.Store(true)
+	held := newLoadSender(t)
+	for range 200 {
+		held.send(a.url(""), 3)
+	}
+	a.kill9()
+	slow.Store(false)
+	heldAcked := held.ackedIDs()
+	if len(heldAcked) != 200 {
+		t.Fatalf("%d of 200 ACKed before the kill", len(heldAcked))
+	}
+	heldDup := checkDelivered(t, up, heldAcked, 2*time.Minute)
+	cut := 0
+	for _, r := range up.all() {
+		if r.Cut && heldAcked[r.Header.Get("Hookgate-Event-Id")] {
+			cut++
+		}
+	}
+	if cut == 0 {
+		t.Fatal("the kill cut off no attempt: the scenario did not happen")
+	}
+	t.Logf("instance a killed with -9 during %d attempts: all 200 ACKed events delivered by instance b (%d delivered twice)", cut, heldDup)
 
 	// Both instances answer for the whole store through the admin API.
 	status, ev := b.admin("GET", "/hookgate/events/"+copyID)
 	if status != 200 || ev["id"] != copyID {
 		t.Fatalf("instance b does not see the event instance a or b stored: %d %v", status, ev)
 	}
-	if status, _ := a.admin("GET", "/hookgate/stats"); status != http.StatusOK {
+	if status, _ := b.admin("GET", "/hookgate/stats"); status != http.StatusOK {
 		t.Fatalf("stats: %d", status)
 	}
 }

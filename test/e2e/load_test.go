@@ -28,12 +28,16 @@ type loadSender struct {
 	client   *http.Client
 	// retryUnavailable retries 503 answers too, as providers retry them.
 	retryUnavailable bool
+	// prefix keeps delivery ids unique across the senders of one run.
+	prefix string
 }
+
+var senders atomic.Int64
 
 var errRetryLater = errors.New("503: retry later")
 
 func newLoadSender(t *testing.T) *loadSender {
-	return &loadSender{t: t, signer: newSigner(t, "github", "gh-e2e-secret"), acked: map[string]bool{},
+	return &loadSender{t: t, signer: newSigner(t, "github", "gh-e2e-secret"), acked: map[string]bool{}, prefix: fmt.Sprintf("load%d-", senders.Add(1)),
 		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 }
 
@@ -44,7 +48,7 @@ func (s *loadSender) send(base string, attempts int) {
 	n := s.next.Add(1)
 	body := []byte(`{"action":"opened","number":` + strconv.FormatInt(n, 10) + `,"pad":"` + string(bytes.Repeat([]byte("x"), 512)) + `"}`)
 	h := s.signer.sign(s.t, body, "")
-	h.Set("X-GitHub-Delivery", "load-"+strconv.FormatInt(n, 10))
+	h.Set("X-GitHub-Delivery", s.prefix+strconv.FormatInt(n, 10))
 	h.Set("Content-Type", "application/json")
 	var resp *http.Response
 	var err error

@@ -388,6 +388,10 @@ func (s *Store) reserve(ctx context.Context, source, dk string, id store.ID, ttl
 		if err == nil {
 			return store.ID{}, false, releaser(rev), nil
 		}
+		if !isConflict(err) {
+			return store.ID{}, false, nil, unavailable(err)
+		}
+		casPause(0)
 	}
 	return store.ID{}, false, nil, unavailable(errors.New("dedup key contended"))
 }
@@ -418,7 +422,7 @@ func (s *Store) record(ctx context.Context, id store.ID) (*eventRecord, uint64, 
 func (s *Store) AddDeliveries(ctx context.Context, id store.ID, targets []store.Target) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
 	defer cancel()
-	for range 5 {
+	for try := range casRetries {
 		rec, seq, err := s.record(ctx, id)
 		if err != nil {
 			return err
@@ -430,10 +434,10 @@ func (s *Store) AddDeliveries(ctx context.Context, id store.ID, targets []store.
 			s.pendingLocal.Add(int64(len(targets)))
 			return nil
 		}
-		var apiErr *jetstream.APIError
-		if !errors.As(err, &apiErr) || apiErr.ErrorCode != jetstream.JSErrCodeStreamWrongLastSequence {
+		if !isConflict(err) {
 			return unavailable(err)
 		}
+		casPause(try)
 	}
 	return unavailable(errors.New("event changed concurrently"))
 }
@@ -544,10 +548,28 @@ func (s *Store) getState(ctx context.Context, k store.DeliveryKey) (*deliverySta
 	return st, entry.Revision(), nil
 }
 
+// isConflict reports a compare-and-set that lost: the key or subject moved
+// on since it was read. Replicated streams report it with another code.
+func isConflict(err error) bool {
+	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return true
+	}
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}
+
+// casRetries bounds the retries of a compare-and-set. Reads may be served
+// by a replica a few milliseconds behind, so a retry waits a little longer
+// each time.
+const casRetries = 20
+
+func casPause(try int) { time.Sleep(time.Duration(try+1) * 5 * time.Millisecond) }
+
 // updateState changes a delivery's state with a compare-and-set, so two
 // instances never overwrite each other's attempts.
 func (s *Store) updateState(ctx context.Context, k store.DeliveryKey, change func(*deliveryState)) error {
-	for range 5 {
+	for try := range casRetries {
 		st, rev, err := s.getState(ctx, k)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			st, rev = &deliveryState{Delivery: store.Delivery{Key: k}}, 0
@@ -567,12 +589,10 @@ func (s *Store) updateState(ctx context.Context, k store.DeliveryKey, change fun
 		if err == nil {
 			return nil
 		}
-		if !errors.Is(err, jetstream.ErrKeyExists) {
-			var apiErr *jetstream.APIError
-			if !errors.As(err, &apiErr) || apiErr.ErrorCode != jetstream.JSErrCodeStreamWrongLastSequence {
-				return err
-			}
+		if !isConflict(err) {
+			return err
 		}
+		casPause(try)
 	}
 	return errors.New("delivery state changed concurrently")
 }
@@ -705,15 +725,14 @@ func (s *Store) Record(ctx context.Context, o store.Outcome) error {
 		}
 		st.State, st.NextAt = o.Next, o.RetryAt
 	})
-	if err != nil {
-		_ = msg.NakWithDelay(time.Second)
-		return err
-	}
+	// The message is settled even if the state could not be written: a
+	// missing attempt record is better than a second delivery.
+	stateErr := err
 	switch {
 	case canceled || o.Next == store.StateDelivered:
-		return msg.DoubleAck(ctx)
+		return errors.Join(stateErr, msg.DoubleAck(ctx))
 	case o.Next == store.StatePending:
-		return msg.NakWithDelay(max(o.RetryAt.Sub(now), 0))
+		return errors.Join(stateErr, msg.NakWithDelay(max(o.RetryAt.Sub(now), 0)))
 	default:
 		item, err := decodeWork(msg.Data())
 		if err == nil {
@@ -724,9 +743,9 @@ func (s *Store) Record(ctx context.Context, o store.Outcome) error {
 		}
 		if err != nil {
 			_ = msg.NakWithDelay(time.Second)
-			return err
+			return errors.Join(stateErr, err)
 		}
-		return msg.Term()
+		return errors.Join(stateErr, msg.Term())
 	}
 }
 
@@ -804,7 +823,7 @@ func (s *Store) AddLearnedSecret(ctx context.Context, source, secret string) err
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
 	defer cancel()
 	key := secretsKey(source)
-	for range 5 {
+	for try := range casRetries {
 		var list []string
 		var rev uint64
 		entry, err := s.meta.Get(ctx, key)
@@ -827,6 +846,10 @@ func (s *Store) AddLearnedSecret(ctx context.Context, source, secret string) err
 		if err == nil {
 			return nil
 		}
+		if !isConflict(err) {
+			return unavailable(err)
+		}
+		casPause(try)
 	}
 	return unavailable(errors.New("learned secrets changed concurrently"))
 }
