@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -70,6 +71,10 @@ func (t *twilio) Verify(r *Request) error {
 		if err != nil {
 			return ErrMalformedSignature
 		}
+	} else if len(r.Body) > 0 {
+		// Neither form parameters nor bodySHA256: the signature would cover
+		// the URL only, and any body could ride on a captured one.
+		return ErrInvalidSignature
 	}
 	for _, candidate := range twilioURLVariants(u) {
 		for _, secret := range t.secrets {
@@ -130,11 +135,15 @@ func (t *twilio) Sign(key string, msg Message) (http.Header, error) {
 		return nil, err
 	}
 	var params url.Values
-	if u.Query().Get("bodySHA256") == "" && isForm(msg.Header) {
+	switch {
+	case u.Query().Get("bodySHA256") != "":
+	case isForm(msg.Header):
 		params, err = url.ParseQuery(string(msg.Body))
 		if err != nil {
 			return nil, err
 		}
+	case len(msg.Body) > 0:
+		return nil, errors.New("twilio signs a body that is not a form through bodySHA256 in the URL")
 	}
 	h := http.Header{}
 	h.Set("X-Twilio-Signature", base64.StdEncoding.EncodeToString(twilioDigest([]byte(key), msg.URL, params)))

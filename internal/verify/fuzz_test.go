@@ -2,6 +2,8 @@ package verify
 
 import (
 	"net/http"
+	"net/url"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -46,4 +48,95 @@ func FuzzEveryPreset(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzSignatureNeedsTheSecret signs random bodies with every scheme the
+// gateway can sign: the signature verifies with the secret that made it,
+// and never with another secret or once one bit of the body changes.
+func FuzzSignatureNeedsTheSecret(f *testing.F) {
+	f.Add([]byte(`{"id":"evt_1"}`), uint(0))
+	f.Add([]byte("a=1&b=2&b=3"), uint(7))
+	f.Add([]byte{}, uint(0))
+	type pair struct {
+		p            Preset
+		signer       Signer
+		key          string
+		right, wrong Scheme
+	}
+	var pairs []pair
+	for _, p := range Presets() {
+		signer, err := SignerFor(p)
+		if err != nil {
+			continue
+		}
+		secret, key, err := GenerateKeys(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		other, _, err := GenerateKeys(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		if other == secret || p.KeyKind == "token" {
+			continue // a token is the secret itself: nothing is signed
+		}
+		if key == "" {
+			key = secret
+		}
+		right, err := p.Compile([]string{secret}, Options{})
+		if err != nil {
+			f.Fatal(err)
+		}
+		wrong, err := p.Compile([]string{other}, Options{})
+		if err != nil {
+			f.Fatal(err)
+		}
+		pairs = append(pairs, pair{p, signer, key, right, wrong})
+	}
+	if len(pairs) < 20 {
+		f.Fatalf("only %d presets can be signed", len(pairs))
+	}
+	now := time.Unix(1700000000, 0)
+	const url = "https://hooks.example.com/webhooks/x?a=1"
+	f.Fuzz(func(t *testing.T, body []byte, flip uint) {
+		contentType := "application/json"
+		if flip&1 == 1 {
+			contentType = "application/x-www-form-urlencoded"
+		}
+		for _, c := range pairs {
+			h, err := c.signer.Sign(c.key, Message{Body: body, Method: "POST", URL: url, ID: "msg_1", Header: http.Header{"Content-Type": {contentType}}, Time: now})
+			if err != nil {
+				continue // a body this scheme cannot carry (a form scheme given bytes that are not a form)
+			}
+			h.Set("Content-Type", contentType)
+			req := func(b []byte) *Request {
+				return &Request{Body: b, Header: h.Clone(), Method: "POST", URL: url, Now: now}
+			}
+			if err := c.right.Verify(req(body)); err != nil {
+				t.Fatalf("%s: its own signature of %q failed: %v", c.p.Name, body, err)
+			}
+			if c.wrong.Verify(req(body)) == nil {
+				t.Fatalf("%s: verified with another secret: %q", c.p.Name, body)
+			}
+			if len(body) > 0 && !c.p.BodyUnsigned {
+				tampered := append([]byte(nil), body...)
+				tampered[flip%uint(len(tampered))] ^= 1 << (flip % 8)
+				if sameForm(contentType, body, tampered) {
+					continue // Twilio signs the decoded parameters: %4a and %4A are one form
+				}
+				if c.right.Verify(req(tampered)) == nil {
+					t.Fatalf("%s: verified a changed body: %q -> %q", c.p.Name, body, tampered)
+				}
+			}
+		}
+	})
+}
+
+func sameForm(contentType string, a, b []byte) bool {
+	if contentType != "application/x-www-form-urlencoded" {
+		return false
+	}
+	pa, errA := url.ParseQuery(string(a))
+	pb, errB := url.ParseQuery(string(b))
+	return errA == nil && errB == nil && reflect.DeepEqual(pa, pb)
 }
