@@ -9,10 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hookgate/hookgate/internal/verify"
 )
 
 func routesFor(upstream string) string {
@@ -353,6 +356,19 @@ func TestHostileRequests(t *testing.T) {
 	stripe := newSigner(t, "stripe", "whsec_e2e_secret")
 	body := stripeEvent("evt_hostile", 10)
 	good := stripe.sign(t, body, "")
+	// Within max_body (64 KiB) but deeper than encoding/json's 10,000 levels:
+	// Stripe's dedup key needs the parsed body.
+	nestedBomb := []byte(`{"id":"evt_bomb","x":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`)
+	hugeNumber := []byte(`{"id":"evt_num","amount":1e999999}`)
+	// A captured signature moved to another timestamp, and one an hour old.
+	shifted := good.Clone()
+	ts, _, _ := strings.Cut(strings.TrimPrefix(good.Get("Stripe-Signature"), "t="), ",")
+	sec, _ := strconv.ParseInt(ts, 10, 64)
+	shifted.Set("Stripe-Signature", strings.Replace(good.Get("Stripe-Signature"), "t="+ts, "t="+strconv.FormatInt(sec+1, 10), 1))
+	stale, err := stripe.scheme.Sign(stripe.secret, verify.Message{Body: body, Time: time.Now().Add(-time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	raw := func(request string) string {
 		conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", g.port))
 		if err != nil {
@@ -381,6 +397,11 @@ func TestHostileRequests(t *testing.T) {
 		{"large signature header under the limit", "POST", "/webhooks/stripe", http.Header{"Stripe-Signature": {strings.Repeat("v1=ab,", 500)}}, body, 401},
 		{"invalid UTF-8 body", "POST", "/webhooks/stripe", stripe.sign(t, []byte("\xff\xfe{\"id\":1}"), ""), []byte("\xff\xfe{\"id\":1}"), 400},
 		{"deeply nested JSON", "POST", "/webhooks/stripe", stripe.sign(t, []byte(strings.Repeat("[", 100000)), ""), []byte(strings.Repeat("[", 100000)), 413},
+		{"JSON nested past the parser's limit, signed", "POST", "/webhooks/stripe", stripe.sign(t, nestedBomb, ""), nestedBomb, 400},
+		{"signature replayed with its timestamp shifted", "POST", "/webhooks/stripe", shifted, body, 401},
+		{"signature an hour old, replayed", "POST", "/webhooks/stripe", stale, body, 401},
+		{"no signature header", "POST", "/webhooks/stripe", http.Header{}, body, 401},
+		{"Content-Length larger than max_body", "POST", "/webhooks/stripe", good, bytes.Repeat([]byte("a"), 70<<10), 413},
 	}
 	for _, c := range cases {
 		req, _ := http.NewRequest(c.method, g.url(c.path), bytes.NewReader(c.body))
@@ -421,7 +442,29 @@ func TestHostileRequests(t *testing.T) {
 	if status, _, _ := g.post("/webhooks/stripe", good, body); status != 200 {
 		t.Fatalf("the gateway stopped working: %d", status)
 	}
+	// A signed event with a number no float64 holds is the sender's
+	// business: nothing here parses it, and the backend gets it byte-exact.
+	status, hdr, _ := g.post("/webhooks/stripe", stripe.sign(t, hugeNumber, ""), hugeNumber)
+	if status != 200 {
+		t.Fatalf("signed event with a huge number: %d", status)
+	}
+	waitFor(t, "the huge-number event delivered", 10*time.Second, func() bool {
+		got := up.byEvent()[hdr.Get("Hookgate-Event-Id")]
+		return len(got) == 1 && bytes.Equal(got[0].Body, hugeNumber)
+	})
 	if got := passthrough.all(); len(got) != 3 {
 		t.Errorf("%d path tricks passed through, want 3", len(got))
 	}
+	// Memory stayed bounded through all of it.
+	procStatus, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", g.cmd.Process.Pid))
+	var peakKB int
+	for _, line := range strings.Split(string(procStatus), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			peakKB, _ = strconv.Atoi(strings.Fields(rest)[0])
+		}
+	}
+	if peakKB == 0 || peakKB > 512<<10 {
+		t.Fatalf("peak RSS of the gateway after the hostile requests: %d KiB", peakKB)
+	}
+	t.Logf("%d hostile requests, each answered as defined; peak RSS %d MiB", len(cases)+6, peakKB>>10)
 }
