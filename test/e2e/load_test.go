@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -184,21 +185,26 @@ func TestReloadUnderLoad(t *testing.T) {
 	}
 }
 
-// TestCrashLoop kills the gateway with SIGKILL at random moments under load
-// and restarts it: no ACKed event is lost. HOOKGATE_SOAK_CRASHES sets the
-// number of crashes (default 3; the soak in the README uses 20).
+// TestCrashLoop kills the gateway with SIGKILL at random moments under load,
+// reloading its configuration every two seconds while it runs, and restarts
+// it: no ACKed event is lost. HOOKGATE_SOAK_CRASHES sets the number of
+// crashes (default 3); HOOKGATE_SOAK_MINUTES instead keeps crashing until
+// that many minutes have passed, each run lasting 1-10 s.
 func TestCrashLoop(t *testing.T) {
-	crashes := 3
-	if v := os.Getenv("HOOKGATE_SOAK_CRASHES"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("HOOKGATE_SOAK_CRASHES=%q", v)
+	crashes, minutes := 3, 0
+	for name, dst := range map[string]*int{"HOOKGATE_SOAK_CRASHES": &crashes, "HOOKGATE_SOAK_MINUTES": &minutes} {
+		if v := os.Getenv(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				t.Fatalf("%s=%q", name, v)
+			}
+			*dst = n
 		}
-		crashes = n
 	}
 	up := newRecorder(t, "", nil)
 	passthrough := newRecorder(t, "", nil)
 	dir, port, admin := newGatewayDir(t, routesFor(up.addr), passthrough.addr)
+	caddyfile := readFile(t, filepath.Join(dir, "Caddyfile"))
 	sender := newLoadSender(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	stop := make(chan struct{})
@@ -218,22 +224,37 @@ func TestCrashLoop(t *testing.T) {
 		}()
 	}
 	start := time.Now()
-	for i := range crashes {
-		g := startGateway(t, dir, port, admin)
-		// Run for a random 300-1500 ms, then crash mid-load.
-		time.Sleep(time.Duration(300+int(time.Now().UnixNano()%1200)) * time.Millisecond)
-		g.kill9()
-		t.Logf("crash %d/%d: %d ACKed so far", i+1, crashes, len(sender.ackedIDs()))
+	deadline := start.Add(time.Duration(minutes) * time.Minute)
+	runFor := func() time.Duration { return time.Duration(300+rand.IntN(1200)) * time.Millisecond }
+	if minutes > 0 {
+		runFor = func() time.Duration { return time.Duration(1000+rand.IntN(9000)) * time.Millisecond }
 	}
-	g := startGateway(t, dir, port, admin)
+	cycles, reloads := 0, 0
+	for minutes > 0 && time.Now().Before(deadline) || minutes == 0 && cycles < crashes {
+		g := startGateway(t, dir, port, admin)
+		end := time.Now().Add(runFor())
+		for time.Until(end) > 2*time.Second {
+			time.Sleep(2 * time.Second)
+			routes := replaceOnce(routesFor(up.addr), "timeout: 5s", fmt.Sprintf("timeout: %ds", 5+reloads%3))
+			writeFile(t, filepath.Join(dir, "routes.yaml"), routes)
+			if status, resp := g.load(caddyfile); status != 200 {
+				t.Fatalf("reload %d: %d %s", reloads, status, resp)
+			}
+			reloads++
+		}
+		time.Sleep(time.Until(end))
+		g.kill9()
+		cycles++
+		t.Logf("crash %d: %d ACKed so far, %d reloads", cycles, len(sender.ackedIDs()), reloads)
+	}
+	startGateway(t, dir, port, admin)
 	time.Sleep(500 * time.Millisecond)
 	close(stop)
 	wg.Wait()
 	acked := sender.ackedIDs()
 	dups := checkDelivered(t, up, acked, 120*time.Second)
-	t.Logf("%d crashes in %s: %d events ACKed, 0 lost, %d delivered more than once, %d requests refused or failed while down",
-		crashes, time.Since(start).Round(time.Second), len(acked), dups, sender.errors.Load())
-	_ = g
+	t.Logf("%d crashes and %d reloads in %s: %d events ACKed, 0 lost, %d delivered more than once, %d requests refused or failed while down",
+		cycles, reloads, time.Since(start).Round(time.Second), len(acked), dups, sender.errors.Load())
 }
 
 func replaceOnce(s, old, new string) string {

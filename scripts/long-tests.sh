@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The long versions of the reliability tests, in one command:
+#   1. every fuzz target for FUZZ_TIME each (default 10m), with the
+#      executions and findings of each;
+#   2. the crash soak: kill -9 at random moments under load with reloads
+#      every 2 s, for SOAK_MINUTES (default 10);
+#   3. the JetStream cluster test and the hostile suite.
+# Usage: scripts/long-tests.sh            (about 1h40 with the defaults)
+#        FUZZ_TIME=2m SOAK_MINUTES=5 scripts/long-tests.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+FUZZ_TIME="${FUZZ_TIME:-10m}"
+SOAK_MINUTES="${SOAK_MINUTES:-10}"
+out="$(mktemp -d)"
+echo "logs in $out"
+
+summary=()
+for target in \
+	"FuzzEveryPreset ./internal/verify" \
+	"FuzzStripeHeader ./internal/verify" \
+	"FuzzSignatureNeedsTheSecret ./internal/verify" \
+	"FuzzParse ./internal/config" \
+	"FuzzExtractKey ./internal/route" \
+	"FuzzCompile ./internal/route" \
+	"FuzzSchema ./internal/route"; do
+	set -- $target
+	log="$out/$1.log"
+	echo "== $1 for $FUZZ_TIME"
+	# One worker: the figures do not depend on how busy the other core is.
+	# Minimizing each new interesting input is capped, or the run stalls on it.
+	if go test -run '^$' -fuzz "^$1\$" -fuzztime "$FUZZ_TIME" -fuzzminimizetime 5s -parallel 1 "$2" >"$log" 2>&1; then
+		result="no failure"
+	else
+		result="FAILED (input saved under $2/testdata/fuzz/$1)"
+	fi
+	last="$(grep -E '^fuzz: elapsed' "$log" | tail -1)"
+	summary+=("$1: $result; $last")
+	echo "   $result; $last"
+done
+
+echo "== crash soak for $SOAK_MINUTES minutes"
+HOOKGATE_SOAK_MINUTES="$SOAK_MINUTES" go test -count=1 -timeout 0 -run '^TestCrashLoop$' -v ./test/e2e/ 2>&1 | tee "$out/soak.log" | grep -E '^\s+load_test.go:[0-9]+: [0-9]+ crashes|^(--- |ok|FAIL)'
+
+echo "== JetStream cluster, hostile requests, unwritable store, disk full"
+go test -count=1 -run 'TestJetStreamClusterTwoInstances|TestHostileRequests|TestStoreUnwritable|TestDiskFull' -v ./test/e2e/ 2>&1 | tee "$out/e2e.log" | grep -E '^\s+\w+_test.go:[0-9]+: |^(--- |ok|FAIL)' | grep -v '^\s*{'
+
+echo
+echo "== fuzzing summary"
+printf '%s\n' "${summary[@]}"
+grep -q FAILED <<<"${summary[*]}" && exit 1 || true
