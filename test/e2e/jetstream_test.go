@@ -220,6 +220,12 @@ func TestJetStreamClusterTwoInstances(t *testing.T) {
 		t.Fatalf("normal operation: %d events delivered twice", dup)
 	}
 
+	// A reload keeps the shared store: same connection, new settings.
+	writeFile(t, filepath.Join(b.dir, "routes.yaml"), strings.Replace(routes, "timeout: 5s", "timeout: 6s", 1))
+	if status, resp := b.load(readFile(t, filepath.Join(b.dir, "Caddyfile"))); status != 200 {
+		t.Fatalf("reload on JetStream: %d %s", status, resp)
+	}
+
 	// The leader of the events stream stops a third of the way into 1,500.
 	sender := newLoadSender(t)
 	sender.retryUnavailable = true
