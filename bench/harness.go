@@ -38,6 +38,21 @@ type gatewayProc struct {
 	routesPath string
 }
 
+// freePorts returns n distinct free ports: all are held open until every
+// one is chosen, so none is handed out twice.
+func freePorts(n int) []int {
+	ports := make([]int, n)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			panic(err)
+		}
+		defer l.Close()
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return ports
+}
+
 func freePort() int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -256,15 +271,14 @@ func (c *natsCluster) stop() {
 // startNATS starts n clustered servers on loopback and waits until they
 // take a stream with n replicas.
 func startNATS(n int, dir string) (*natsCluster, error) {
-	clusterPorts := make([]int, n)
+	clusterPorts := freePorts(n)
 	var routes, urls []string
-	for i := range clusterPorts {
-		clusterPorts[i] = freePort()
-		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", clusterPorts[i]))
+	for _, p := range clusterPorts {
+		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
 	}
 	c := &natsCluster{}
 	for i := range n {
-		opts := &server.Options{ServerName: fmt.Sprintf("n%d", i+1), Host: "127.0.0.1", Port: freePort(), JetStream: true,
+		opts := &server.Options{ServerName: fmt.Sprintf("n%d", i+1), Host: "127.0.0.1", Port: -1, JetStream: true,
 			StoreDir: filepath.Join(dir, fmt.Sprint(i+1)), NoLog: true, NoSigs: true}
 		if n > 1 {
 			opts.Cluster = server.ClusterOpts{Name: "bench", Host: "127.0.0.1", Port: clusterPorts[i]}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,9 +23,19 @@ import (
 // loopback, in this process, and waits until the cluster takes an R-n stream.
 func natsCluster(t *testing.T, n int) []*server.Server {
 	t.Helper()
+	// Held open together, so no two nodes get the same port.
 	clusterPorts := make([]int, n)
+	var held []net.Listener
 	for i := range clusterPorts {
-		clusterPorts[i] = freePort(t)
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, l)
+		clusterPorts[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	for _, l := range held {
+		l.Close()
 	}
 	var routes []string
 	for _, p := range clusterPorts {
@@ -32,7 +43,7 @@ func natsCluster(t *testing.T, n int) []*server.Server {
 	}
 	nodes := make([]*server.Server, n)
 	for i := range nodes {
-		opts := &server.Options{ServerName: fmt.Sprintf("n%d", i+1), Host: "127.0.0.1", Port: freePort(t),
+		opts := &server.Options{ServerName: fmt.Sprintf("n%d", i+1), Host: "127.0.0.1", Port: -1,
 			JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true}
 		if n > 1 {
 			opts.Cluster = server.ClusterOpts{Name: "hookgate-e2e", Host: "127.0.0.1", Port: clusterPorts[i]}
