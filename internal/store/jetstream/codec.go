@@ -14,6 +14,9 @@ import (
 type eventRecord struct {
 	Event   *store.Event   `json:"event"`
 	Targets []store.Target `json:"targets,omitempty"`
+	// Dispatched counts the targets an earlier version of the record had:
+	// they may be queued already.
+	Dispatched int `json:"dispatched,omitempty"`
 }
 
 // workItem is one delivery in the work stream. It carries the whole event,
@@ -28,7 +31,8 @@ type workItem struct {
 }
 
 // deliveryState is a delivery's state with its attempts, kept in the state
-// bucket under "<event id>.<index>".
+// bucket under "<event id>.<index>" from its first attempt (or cancel, or
+// import) on; a queued delivery without one is pending with no attempts.
 type deliveryState struct {
 	store.Delivery
 	Log []store.Attempt `json:"log,omitempty"`

@@ -427,6 +427,7 @@ func (s *Store) AddDeliveries(ctx context.Context, id store.ID, targets []store.
 		if err != nil {
 			return err
 		}
+		rec.Dispatched = len(rec.Targets)
 		rec.Targets = append(rec.Targets, targets...)
 		rec.Event.Unrouted, rec.Event.Quarantined = false, ""
 		err = s.publishEvent(ctx, rec, seq, true)
@@ -463,9 +464,11 @@ func (s *Store) startDispatch() error {
 	return err
 }
 
-// dispatchOne queues the deliveries of one stored event that are not queued
-// yet. A delivery's state is written after its work message, and the work
-// message's id absorbs a repeat, so a crash between the two is harmless.
+// dispatchOne queues the deliveries of one stored event as work messages:
+// one write each. The work message's id absorbs a repeat within the
+// duplicate window, which covers a redelivered dispatch (after 30 s); a
+// target from an earlier version of the record (below Dispatched) is
+// queued only if it has neither a work message nor a state.
 func (s *Store) dispatchOne(msg jetstream.Msg) {
 	rec, err := decodeEvent(msg.Data())
 	if err != nil {
@@ -474,23 +477,20 @@ func (s *Store) dispatchOne(msg jetstream.Msg) {
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
-	now := s.now()
 	var queued []string
 	for i, t := range rec.Targets {
 		k := store.DeliveryKey{Event: rec.Event.ID, Index: uint16(i)}
-		if _, err := s.state.Get(ctx, stateKey(k)); err == nil {
-			continue
-		} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
-			_ = msg.NakWithDelay(time.Second)
-			return
+		if i < rec.Dispatched {
+			known, err := s.known(ctx, t.Upstream, k)
+			if err != nil {
+				_ = msg.NakWithDelay(time.Second)
+				return
+			}
+			if known {
+				continue
+			}
 		}
 		if err := s.publishWork(ctx, &workItem{Event: rec.Event, Index: k.Index, Target: t}, stateKey(k)); err != nil {
-			_ = msg.NakWithDelay(time.Second)
-			return
-		}
-		st := deliveryState{Delivery: store.Delivery{Upstream: t.Upstream, Route: t.Route, State: store.StatePending, NextAt: now, UpdatedAt: now,
-			Path: t.Path, SetHeaders: t.SetHeaders, RemoveHeaders: t.RemoveHeaders, Transformed: t.Body != nil}}
-		if err := s.putState(ctx, k, &st, true); err != nil {
 			_ = msg.NakWithDelay(time.Second)
 			return
 		}
@@ -505,6 +505,21 @@ func (s *Store) dispatchOne(msg jetstream.Msg) {
 			notify(u)
 		}
 	}
+}
+
+// known reports a delivery that is queued or has a state.
+func (s *Store) known(ctx context.Context, upstream string, k store.DeliveryKey) (bool, error) {
+	if _, err := s.work.GetLastMsgForSubject(ctx, s.workSubject(upstream, k)); err == nil {
+		return true, nil
+	} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
+		return false, err
+	}
+	if _, err := s.state.Get(ctx, stateKey(k)); err == nil {
+		return true, nil
+	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false, err
+	}
+	return false, nil
 }
 
 func (s *Store) publishWork(ctx context.Context, item *workItem, msgID string) error {
@@ -713,7 +728,12 @@ func (s *Store) Record(ctx context.Context, o store.Outcome) error {
 	defer cancel()
 	now := s.now()
 	canceled := false
+	item, itemErr := decodeWork(msg.Data())
 	err := s.updateState(ctx, o.Key, func(st *deliveryState) {
+		if st.Upstream == "" && itemErr == nil { // the first attempt: no state yet
+			t := item.Target
+			st.Upstream, st.Route, st.Path, st.SetHeaders, st.RemoveHeaders, st.Transformed = t.Upstream, t.Route, t.Path, t.SetHeaders, t.RemoveHeaders, t.Body != nil
+		}
 		st.Log = append(st.Log, o.Attempt)
 		if len(st.Log) > maxLoggedAttempts {
 			st.Log = st.Log[len(st.Log)-maxLoggedAttempts:]
@@ -734,7 +754,7 @@ func (s *Store) Record(ctx context.Context, o store.Outcome) error {
 	case o.Next == store.StatePending:
 		return errors.Join(stateErr, msg.NakWithDelay(max(o.RetryAt.Sub(now), 0)))
 	default:
-		item, err := decodeWork(msg.Data())
+		err := itemErr
 		if err == nil {
 			dead := nats.NewMsg(s.deadSubject(item.Target.Upstream, o.Key))
 			dead.Data = msg.Data()

@@ -275,9 +275,8 @@ func TestCancelAndReroute(t *testing.T) {
 	s.ConfigureUpstream("a", time.Second)
 	res, _ := s.Ingest(ctx, newEvent("s", "", `{}`, "a"))
 	waitFor(t, func() bool {
-		rec, _ := s.Event(res.ID)
-		_, _, err := s.getState(ctx, rec.Deliveries[0].Key)
-		return err == nil
+		queued, _ := s.known(ctx, "a", store.DeliveryKey{Event: res.ID})
+		return queued
 	})
 	if n, err := s.Cancel(ctx, res.ID); err != nil || n != 1 {
 		t.Fatalf("cancel: %d %v", n, err)

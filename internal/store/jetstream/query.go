@@ -232,6 +232,7 @@ func (s *Store) eachEventHeader(ctx context.Context, since time.Time, fn func(id
 	if err != nil {
 		return err
 	}
+	var lastSeen uint64
 	for {
 		batch, err := c.Fetch(500, jetstream.FetchMaxWait(500*time.Millisecond))
 		if err != nil {
@@ -244,8 +245,9 @@ func (s *Store) eachEventHeader(ctx context.Context, since time.Time, fn func(id
 			if id, err := store.ParseID(strings.TrimPrefix(msg.Subject(), s.subject+".ev.")); err == nil {
 				fn(id, msg.Headers().Get("Hookgate-Status"))
 			}
-			if md, err := msg.Metadata(); err == nil && md.NumPending == 0 {
-				done = true
+			if md, err := msg.Metadata(); err == nil {
+				lastSeen = md.Sequence.Stream
+				done = md.NumPending == 0
 			}
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
@@ -255,8 +257,9 @@ func (s *Store) eachEventHeader(ctx context.Context, since time.Time, fn func(id
 			return nil
 		}
 		if n == 0 {
-			// Nothing within the wait: finished, unless the servers are slow.
-			if ci, err := c.Info(ctx); err == nil && ci.NumPending == 0 {
+			// Nothing within the wait: finished, unless messages are still on
+			// their way (sent by the server, not yet seen here).
+			if ci, err := c.Info(ctx); err == nil && ci.NumPending == 0 && ci.Delivered.Stream <= lastSeen {
 				return nil
 			}
 			if ctx.Err() != nil {
@@ -283,12 +286,22 @@ func (s *Store) Stats() (store.Stats, error) {
 	if err != nil {
 		return st, err
 	}
+	// Pending deliveries are the work stream's messages; the states count
+	// the finished ones.
+	info, err := s.work.Info(ctx, jetstream.WithSubjectFilter(s.subject+".work.>"))
+	if err != nil {
+		return st, err
+	}
+	for subj, n := range info.State.Subjects {
+		name := strings.Split(subj, ".")[2]
+		u := st.Upstreams[name]
+		u.Pending += int(n)
+		st.Pending += int(n)
+		st.Upstreams[name] = u
+	}
 	err = s.eachState(ctx, func(d *deliveryState) {
 		u := st.Upstreams[d.Upstream]
 		switch d.State {
-		case store.StatePending:
-			u.Pending++
-			st.Pending++
 		case store.StateDelivered:
 			u.Delivered++
 			st.Delivered++
@@ -582,7 +595,8 @@ func (s *Store) Import(ctx context.Context, rec *store.EventRecord, bodies map[u
 			}
 		}
 	}
-	if err := s.publishEvent(ctx, &eventRecord{Event: rec.Event, Targets: targets}, 0, false); err != nil {
+	// Every target is already queued or finished: the dispatcher checks them.
+	if err := s.publishEvent(ctx, &eventRecord{Event: rec.Event, Targets: targets, Dispatched: len(targets)}, 0, false); err != nil {
 		return false, err
 	}
 	// The dedup key comes along, so a provider's retry after the move is
