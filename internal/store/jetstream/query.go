@@ -221,9 +221,12 @@ func parseStateKey(key string) (store.ID, uint16, bool) {
 // message stored at or after since, reading headers only.
 func (s *Store) eachEventHeader(ctx context.Context, since time.Time, fn func(id store.ID, status string)) error {
 	info, err := s.events.Info(ctx)
-	if err != nil || info.State.Msgs == 0 {
+	if err != nil || info.State.Msgs == 0 || info.State.LastTime.Before(since) {
 		return err
 	}
+	// The scan ends at the last message stored when it began: a consumer's
+	// own idea of what is left lags behind under load.
+	last := info.State.LastSeq
 	cfg := jetstream.OrderedConsumerConfig{HeadersOnly: true}
 	if !since.IsZero() {
 		cfg.DeliverPolicy, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, &since
@@ -232,39 +235,31 @@ func (s *Store) eachEventHeader(ctx context.Context, since time.Time, fn func(id
 	if err != nil {
 		return err
 	}
-	var lastSeen uint64
 	for {
-		batch, err := c.Fetch(500, jetstream.FetchMaxWait(500*time.Millisecond))
+		batch, err := c.Fetch(500, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
 			return err
 		}
-		n := 0
-		done := false
 		for msg := range batch.Messages() {
-			n++
+			md, err := msg.Metadata()
+			if err != nil {
+				continue
+			}
+			if md.Sequence.Stream > last {
+				return nil
+			}
 			if id, err := store.ParseID(strings.TrimPrefix(msg.Subject(), s.subject+".ev.")); err == nil {
 				fn(id, msg.Headers().Get("Hookgate-Status"))
 			}
-			if md, err := msg.Metadata(); err == nil {
-				lastSeen = md.Sequence.Stream
-				done = md.NumPending == 0
+			if md.Sequence.Stream == last {
+				return nil
 			}
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
 			return err
 		}
-		if done {
-			return nil
-		}
-		if n == 0 {
-			// Nothing within the wait: finished, unless messages are still on
-			// their way (sent by the server, not yet seen here).
-			if ci, err := c.Info(ctx); err == nil && ci.NumPending == 0 && ci.Delivered.Stream <= lastSeen {
-				return nil
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
 	}
 }
