@@ -228,18 +228,7 @@ func TestAckedEventsSurviveKill9(t *testing.T) {
 	dir, port, admin := newGatewayDir(t, routesFor(upstreamAddr), passthrough.addr)
 	g := startGateway(t, dir, port, admin)
 	github := newSigner(t, "github", "gh-e2e-secret")
-
-	acked := map[string][]byte{}
-	for i := range 20 {
-		body := []byte(fmt.Sprintf(`{"action":"opened","number":%d}`, i))
-		h := github.sign(t, body, "")
-		h.Set("X-GitHub-Delivery", fmt.Sprintf("delivery-%d", i))
-		status, hdr, resp := g.post("/webhooks/github", h, body)
-		if status != 200 {
-			t.Fatalf("event %d: %d %q", i, status, resp)
-		}
-		acked[hdr.Get("Hookgate-Event-Id")] = body
-	}
+	acked := g.ackGitHubEvents(t, "delivery", 20)
 	g.kill9()
 
 	up := newRecorder(t, upstreamAddr, nil)

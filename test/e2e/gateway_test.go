@@ -333,3 +333,22 @@ func (s signer) sign(t *testing.T, body []byte, id string) http.Header {
 	}
 	return h
 }
+
+// ackGitHubEvents posts n signed GitHub events with delivery ids prefix-0…
+// and returns their bodies by event id; every one must be ACKed.
+func (g *gateway) ackGitHubEvents(t *testing.T, prefix string, n int) map[string][]byte {
+	t.Helper()
+	github := newSigner(t, "github", "gh-e2e-secret")
+	acked := map[string][]byte{}
+	for i := range n {
+		body := []byte(fmt.Sprintf(`{"action":"opened","number":%d}`, i))
+		h := github.sign(t, body, "")
+		h.Set("X-GitHub-Delivery", fmt.Sprintf("%s-%d", prefix, i))
+		status, hdr, resp := g.post("/webhooks/github", h, body)
+		if status != 200 {
+			t.Fatalf("event %d: %d %q", i, status, resp)
+		}
+		acked[hdr.Get("Hookgate-Event-Id")] = body
+	}
+	return acked
+}

@@ -305,18 +305,8 @@ func TestMigrateFromBolt(t *testing.T) {
 	passthrough := newRecorder(t, "", nil)
 	dir, port, admin := newGatewayDir(t, routesFor(upstreamAddr), passthrough.addr)
 	g := startGateway(t, dir, port, admin)
+	acked := g.ackGitHubEvents(t, "migrate", 20)
 	github := newSigner(t, "github", "gh-e2e-secret")
-	acked := map[string][]byte{}
-	for i := range 20 {
-		body := []byte(fmt.Sprintf(`{"action":"opened","number":%d}`, i))
-		h := github.sign(t, body, "")
-		h.Set("X-GitHub-Delivery", fmt.Sprintf("migrate-%d", i))
-		status, hdr, _ := g.post("/webhooks/github", h, body)
-		if status != 200 {
-			t.Fatalf("event %d: %d", i, status)
-		}
-		acked[hdr.Get("Hookgate-Event-Id")] = body
-	}
 	g.kill()
 
 	// The same upstream names as the bbolt gateway's: deliveries name them.
