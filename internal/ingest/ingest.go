@@ -246,6 +246,11 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			otherMode = true
 		}
 	}
+	if single, ok := src.scheme.(verify.SingleUse); ok {
+		if token, window := single.Token(&vr); token != "" {
+			ne.ReplayKey, ne.ReplayUntil = token, now.Add(window)
+		}
+	}
 	if ne.Event.Quarantined == "" {
 		ne.Targets = p.targets(src, env, otherMode)
 		ne.Event.Unrouted = len(ne.Targets) == 0
@@ -263,6 +268,11 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		plain(w, http.StatusServiceUnavailable, "storage unavailable, retry later")
 		p.log.Error("storing event", zap.String("source", src.name), zap.Error(err))
 		p.observe(src, "unavailable", start)
+		return
+	}
+	if res.Replayed {
+		plain(w, http.StatusUnauthorized, "unauthorized")
+		p.reject(src, "replayed_token", nil)
 		return
 	}
 	id := res.ID.String()

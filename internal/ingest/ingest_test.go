@@ -384,3 +384,45 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 		t.Fatalf("reply %q, want 408", reply)
 	}
 }
+
+// TestMailgunTokenIsSingleUse: Mailgun's signature covers a token, not the
+// event, so a captured signature on another body is refused, while the
+// provider's own retry of the same event is still a duplicate.
+func TestMailgunTokenIsSingleUse(t *testing.T) {
+	h := routingHarnessAt(t, `
+upstreams:
+  app:
+    url: http://127.0.0.1:1
+sources:
+  mailgun:
+    path: /webhooks/mailgun
+    provider: mailgun
+    secrets: [mg-key]
+    default: [app]
+`, filepath.Join(t.TempDir(), "hookgate.db"))
+	signature := verify.MailgunSignature("mg-key", "tok-1", testNow)
+	event := func(id string) []byte {
+		b, _ := json.Marshal(map[string]any{"signature": signature, "event-data": map[string]any{"id": id, "event": "delivered"}})
+		return b
+	}
+	first := h.send("/webhooks/mailgun", nil, event("ev-1"))
+	if first.Code != 200 || first.Header().Get("Hookgate-Event-Id") == "" {
+		t.Fatalf("first: %d %s", first.Code, first.Body)
+	}
+	retry := h.send("/webhooks/mailgun", nil, event("ev-1"))
+	if retry.Code != 200 || retry.Header().Get("Hookgate-Duplicate") != "true" {
+		t.Fatalf("the provider's retry: %d %v", retry.Code, retry.Header())
+	}
+	forged := h.send("/webhooks/mailgun", nil, event("ev-forged"))
+	if forged.Code != 401 {
+		t.Fatalf("a captured signature on another event: %d %s", forged.Code, forged.Body)
+	}
+	other := verify.MailgunSignature("mg-key", "tok-2", testNow)
+	b, _ := json.Marshal(map[string]any{"signature": other, "event-data": map[string]any{"id": "ev-2"}})
+	if rec := h.send("/webhooks/mailgun", nil, b); rec.Code != 200 {
+		t.Fatalf("a new token: %d", rec.Code)
+	}
+	if n := len(h.pending(t, "app")); n != 2 {
+		t.Fatalf("%d deliveries queued, want 2", n)
+	}
+}

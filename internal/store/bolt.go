@@ -312,6 +312,14 @@ func dedupKey(source, key string) []byte {
 	return append(b, key...)
 }
 
+// putSeen records a dedup or single-use key for an event until a time.
+func putSeen(tx *bolt.Tx, key []byte, id ID, until time.Time) error {
+	v := make([]byte, 24)
+	copy(v, id[:])
+	binary.BigEndian.PutUint64(v[16:], uint64(until.UnixNano()))
+	return tx.Bucket(bucketDedup).Put(key, v)
+}
+
 // seenBefore reads a dedup entry that has not expired.
 func seenBefore(tx *bolt.Tx, key []byte, now time.Time) (ID, bool) {
 	v := tx.Bucket(bucketDedup).Get(key)
@@ -337,6 +345,11 @@ func (s *Bolt) Ingest(ctx context.Context, e *NewEvent) (IngestResult, error) {
 			return IngestResult{ID: id, Duplicate: true}, nil
 		}
 	}
+	var rk []byte
+	if e.ReplayKey != "" {
+		// Another byte than a dedup key's separator: the two never collide.
+		rk = append(append([]byte(e.Event.Source), 1), e.ReplayKey...)
+	}
 	e.Event.ID = s.ids.next(now)
 	meta, err := json.Marshal(e.Event)
 	if err != nil {
@@ -351,6 +364,15 @@ func (s *Bolt) Ingest(ctx context.Context, e *NewEvent) (IngestResult, error) {
 				return nil
 			}
 		}
+		if rk != nil {
+			if _, ok := seenBefore(tx, rk, now); ok {
+				result = IngestResult{Replayed: true}
+				return nil
+			}
+			if err := putSeen(tx, rk, e.Event.ID, e.ReplayUntil); err != nil {
+				return err
+			}
+		}
 		id := eventKey(e.Event.ID)
 		if err := tx.Bucket(bucketEvents).Put(id, meta); err != nil {
 			return err
@@ -359,10 +381,7 @@ func (s *Bolt) Ingest(ctx context.Context, e *NewEvent) (IngestResult, error) {
 			return err
 		}
 		if dk != nil {
-			v := make([]byte, 24)
-			copy(v, id)
-			binary.BigEndian.PutUint64(v[16:], uint64(e.DedupUntil.UnixNano()))
-			if err := tx.Bucket(bucketDedup).Put(dk, v); err != nil {
+			if err := putSeen(tx, dk, e.Event.ID, e.DedupUntil); err != nil {
 				return err
 			}
 		}
@@ -371,7 +390,7 @@ func (s *Bolt) Ingest(ctx context.Context, e *NewEvent) (IngestResult, error) {
 	if err != nil {
 		return IngestResult{}, err
 	}
-	if !result.Duplicate {
+	if !result.Duplicate && !result.Replayed {
 		s.pending.Add(int64(len(e.Targets)))
 	}
 	return result, nil

@@ -338,3 +338,32 @@ func TestIDs(t *testing.T) {
 		}
 	}
 }
+
+func TestSingleUseToken(t *testing.T) {
+	s, err := OpenBolt(filepath.Join(t.TempDir(), "hookgate.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	now := time.Now()
+	event := func(dedup, token string, until time.Time) *NewEvent {
+		return &NewEvent{Event: &Event{Source: "mailgun", ReceivedAt: now, Body: []byte(`{}`)},
+			DedupKey: dedup, DedupUntil: now.Add(time.Hour), ReplayKey: token, ReplayUntil: until,
+			Targets: []Target{{Upstream: "up"}}}
+	}
+	first, err := s.Ingest(ctx, event("ev-1", "tok", now.Add(10*time.Minute)))
+	if err != nil || first.Replayed {
+		t.Fatalf("first: %+v %v", first, err)
+	}
+	if dup, _ := s.Ingest(ctx, event("ev-1", "tok", now.Add(10*time.Minute))); !dup.Duplicate || dup.ID != first.ID {
+		t.Fatalf("same event: %+v", dup)
+	}
+	if replay, _ := s.Ingest(ctx, event("ev-2", "tok", now.Add(10*time.Minute))); !replay.Replayed || s.Pending() != 1 {
+		t.Fatalf("token on another event: %+v, %d pending", replay, s.Pending())
+	}
+	// The same token under a dedup key of the same text is another key.
+	if res, _ := s.Ingest(ctx, event("tok", "tok-2", now.Add(10*time.Minute))); res.Replayed || res.Duplicate {
+		t.Fatalf("a dedup key equal to a token: %+v", res)
+	}
+}

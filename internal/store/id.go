@@ -96,6 +96,13 @@ var processIDs idSource
 // within the process, and random enough to be unique across processes.
 func NewID(now time.Time) ID { return processIDs.next(now) }
 
+// IDSource makes time-ordered ids for one store, so that one store's clock
+// never shifts another's ids.
+type IDSource struct{ ids idSource }
+
+// Next returns a new id for now.
+func (g *IDSource) Next(now time.Time) ID { return g.ids.next(now) }
+
 // idSource makes ids that increase within one process even inside one millisecond.
 type idSource struct {
 	mu   sync.Mutex

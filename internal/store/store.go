@@ -70,13 +70,21 @@ type NewEvent struct {
 	// the same key before DedupUntil of that earlier event.
 	DedupKey   string
 	DedupUntil time.Time
-	Targets    []Target
+	// ReplayKey, when set, is a single-use token the signature covered:
+	// the write is refused (Replayed) if the source stored it before
+	// ReplayUntil of that earlier event.
+	ReplayKey   string
+	ReplayUntil time.Time
+	Targets     []Target
 }
 
 // IngestResult says what Ingest did.
 type IngestResult struct {
 	ID        ID
 	Duplicate bool
+	// Replayed reports a single-use token seen before with another event:
+	// nothing was stored.
+	Replayed bool
 }
 
 // DeliveryKey identifies one delivery: the event and the delivery's index.

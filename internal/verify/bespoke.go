@@ -200,6 +200,18 @@ func (m *mailgun) Verify(r *Request) error {
 	return ErrInvalidSignature
 }
 
+// Token implements SingleUse: a token is valid for the tolerance on
+// either side of its timestamp.
+func (m *mailgun) Token(r *Request) (string, time.Duration) {
+	var envelope struct {
+		Signature *mailgunSignature `json:"signature"`
+	}
+	if json.Unmarshal(r.Body, &envelope) != nil || envelope.Signature == nil {
+		return "", 0
+	}
+	return envelope.Signature.Token, 2 * m.tolerance
+}
+
 // Sign returns no headers: a Mailgun signature lives in the body, which
 // SignBody fills in.
 func (m *mailgun) Sign(key string, msg Message) (http.Header, error) { return http.Header{}, nil }

@@ -49,6 +49,13 @@ func Reason(err error) string {
 }
 
 // Scheme verifies one provider's signatures.
+// SingleUse is implemented by schemes whose signature covers a token that
+// does not cover the body (Mailgun's): each token may be accepted once,
+// within the returned window, or a captured signature could carry any body.
+type SingleUse interface {
+	Token(r *Request) (token string, window time.Duration)
+}
+
 type Scheme interface {
 	// Verify returns nil when the request carries a valid signature made
 	// with one of the scheme's secrets.

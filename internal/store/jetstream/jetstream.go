@@ -82,6 +82,7 @@ const (
 type Store struct {
 	opts    Options
 	now     func() time.Time
+	ids     store.IDSource
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	events  jetstream.Stream
@@ -272,7 +273,7 @@ func unavailable(err error) error {
 // the event and returns once JetStream acknowledged it.
 func (s *Store) Ingest(ctx context.Context, e *store.NewEvent) (store.IngestResult, error) {
 	now := s.now()
-	e.Event.ID = store.NewID(now)
+	e.Event.ID = s.ids.Next(now)
 	// The write is not abandoned when the provider hangs up mid-publish.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
 	defer cancel()
@@ -286,6 +287,21 @@ func (s *Store) Ingest(ctx context.Context, e *store.NewEvent) (store.IngestResu
 			return store.IngestResult{ID: earlier, Duplicate: true}, nil
 		}
 		release = rel
+	}
+	if e.ReplayKey != "" {
+		// A single-use token: create-only, like a dedup key, so it is used
+		// once across every instance.
+		id := e.Event.ID
+		_, err := s.dedup.Create(ctx, dedupBucketKey(e.Event.Source+"\x01token", e.ReplayKey), id[:], jetstream.KeyTTL(max(e.ReplayUntil.Sub(now), time.Second)))
+		if err != nil {
+			if release != nil {
+				release()
+			}
+			if errors.Is(err, jetstream.ErrKeyExists) {
+				return store.IngestResult{Replayed: true}, nil
+			}
+			return store.IngestResult{}, unavailable(err)
+		}
 	}
 	if err := s.publishEvent(ctx, &eventRecord{Event: e.Event, Targets: e.Targets}, 0, false); err != nil {
 		if release != nil {

@@ -432,3 +432,30 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestSingleUseTokenAcrossInstances: a token is accepted once, whichever
+// instance sees it, and a duplicate of the first event is still a duplicate.
+func TestSingleUseTokenAcrossInstances(t *testing.T) {
+	ns := runServer(t)
+	a, b := open(t, ns), open(t, ns)
+	ctx := context.Background()
+	withToken := func(dedup string) *store.NewEvent {
+		e := newEvent("mailgun", dedup, `{}`, "up")
+		e.ReplayKey, e.ReplayUntil = "tok-1", time.Now().Add(10*time.Minute)
+		return e
+	}
+	first, err := a.Ingest(ctx, withToken("ev-1"))
+	if err != nil || first.Duplicate || first.Replayed {
+		t.Fatalf("first: %+v %v", first, err)
+	}
+	if dup, err := b.Ingest(ctx, withToken("ev-1")); err != nil || !dup.Duplicate || dup.ID != first.ID {
+		t.Fatalf("the same event again: %+v %v", dup, err)
+	}
+	if replay, err := b.Ingest(ctx, withToken("ev-forged")); err != nil || !replay.Replayed {
+		t.Fatalf("the token on another event: %+v %v", replay, err)
+	}
+	// The forged copy's dedup key was released: its real event can come.
+	if res, err := a.Ingest(ctx, newEvent("mailgun", "ev-forged", `{}`, "up")); err != nil || res.Duplicate {
+		t.Fatalf("dedup key left behind by the refused copy: %+v %v", res, err)
+	}
+}
