@@ -494,13 +494,19 @@ func (l *lane) dispatch() time.Duration {
 		}
 		allowed = min(allowed, tokens)
 	}
+	// No delay the engine schedules exceeds MaxInterval (Retry-After is
+	// capped at it), so a delivery due further ahead was scheduled before the
+	// wall clock went back (or max_interval was lowered): it is due now.
+	farAhead := func(next time.Time) bool { return next.Sub(now) > cfg.Retry.MaxInterval+clockSlack }
 	tasks, err := l.e.store.Due(l.name, now, allowed, l.isTaken)
+	var next time.Time
+	nextOK, nextKnown := false, false
 	if err == nil && len(tasks) == 0 {
-		// No delay the engine schedules exceeds MaxInterval (Retry-After is
-		// capped at it), so a delivery due further ahead was scheduled before
-		// the wall clock went back (or max_interval was lowered): it is due now.
-		if next, ok, _ := l.e.store.NextDue(l.name, l.isTaken); ok && next.Sub(now) > cfg.Retry.MaxInterval+clockSlack {
+		next, nextOK, _ = l.e.store.NextDue(l.name, l.isTaken)
+		nextKnown = true
+		if nextOK && farAhead(next) {
 			tasks, err = l.e.store.Due(l.name, next, allowed, l.isTaken)
+			nextKnown = false
 		}
 	}
 	if err != nil {
@@ -525,11 +531,13 @@ func (l *lane) dispatch() time.Duration {
 		}
 		return idlePoll
 	}
-	next, ok, err := l.e.store.NextDue(l.name, l.isTaken)
-	if err != nil || !ok {
+	if !nextKnown { // the lookup above still holds when nothing started
+		next, nextOK, err = l.e.store.NextDue(l.name, l.isTaken)
+	}
+	if err != nil || !nextOK {
 		return idlePoll
 	}
-	if next.Sub(now) > cfg.Retry.MaxInterval+clockSlack {
+	if farAhead(next) {
 		return time.Millisecond // due now as well, as above
 	}
 	return min(max(next.Sub(now), 0), idlePoll)
