@@ -246,10 +246,8 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			otherMode = true
 		}
 	}
-	if single, ok := src.scheme.(verify.SingleUse); ok {
-		if token, window := single.Token(&vr); token != "" {
-			ne.ReplayKey, ne.ReplayUntil = token, now.Add(window)
-		}
+	if vr.SingleUseToken != "" {
+		ne.ReplayKey, ne.ReplayUntil = vr.SingleUseToken, now.Add(vr.SingleUseWindow)
 	}
 	if ne.Event.Quarantined == "" {
 		ne.Targets = p.targets(src, env, otherMode)

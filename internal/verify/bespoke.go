@@ -194,22 +194,15 @@ func (m *mailgun) Verify(r *Request) error {
 		mac.Write([]byte(s.Timestamp))
 		mac.Write([]byte(s.Token))
 		if hmac.Equal(mac.Sum(nil), sig) {
-			return CheckTolerance(time.Unix(ts, 0), r.Now, m.tolerance)
+			if err := CheckTolerance(time.Unix(ts, 0), r.Now, m.tolerance); err != nil {
+				return err
+			}
+			// Valid for the tolerance on either side of its timestamp.
+			r.SingleUseToken, r.SingleUseWindow = s.Token, 2*m.tolerance
+			return nil
 		}
 	}
 	return ErrInvalidSignature
-}
-
-// Token implements SingleUse: a token is valid for the tolerance on
-// either side of its timestamp.
-func (m *mailgun) Token(r *Request) (string, time.Duration) {
-	var envelope struct {
-		Signature *mailgunSignature `json:"signature"`
-	}
-	if json.Unmarshal(r.Body, &envelope) != nil || envelope.Signature == nil {
-		return "", 0
-	}
-	return envelope.Signature.Token, 2 * m.tolerance
 }
 
 // Sign returns no headers: a Mailgun signature lives in the body, which

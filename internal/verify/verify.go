@@ -18,6 +18,13 @@ type Request struct {
 	URL string
 	// Now is the time timestamps are checked against.
 	Now time.Time
+
+	// SingleUseToken is set by a successful Verify of a scheme whose
+	// signature covers a token but not the body (Mailgun's): the token may
+	// be accepted once within SingleUseWindow, or a captured signature could
+	// carry any body.
+	SingleUseToken  string
+	SingleUseWindow time.Duration
 }
 
 // Reasons a request is refused. They are for logs and counters; the provider
@@ -49,13 +56,6 @@ func Reason(err error) string {
 }
 
 // Scheme verifies one provider's signatures.
-// SingleUse is implemented by schemes whose signature covers a token that
-// does not cover the body (Mailgun's): each token may be accepted once,
-// within the returned window, or a captured signature could carry any body.
-type SingleUse interface {
-	Token(r *Request) (token string, window time.Duration)
-}
-
 type Scheme interface {
 	// Verify returns nil when the request carries a valid signature made
 	// with one of the scheme's secrets.
