@@ -60,7 +60,7 @@ type Bolt struct {
 	db   *bolt.DB
 	path string
 	now  func() time.Time
-	ids  idSource
+	ids  IDSource
 
 	writes    chan *writeOp
 	sendMu    sync.RWMutex // senders hold it shared; Close takes it to stop sends
@@ -350,7 +350,7 @@ func (s *Bolt) Ingest(ctx context.Context, e *NewEvent) (IngestResult, error) {
 		// Another byte than a dedup key's separator: the two never collide.
 		rk = append(append([]byte(e.Event.Source), 1), e.ReplayKey...)
 	}
-	e.Event.ID = s.ids.next(now)
+	e.Event.ID = s.ids.Next(now)
 	meta, err := json.Marshal(e.Event)
 	if err != nil {
 		return IngestResult{}, fmt.Errorf("encoding event: %w", err)

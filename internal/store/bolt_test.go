@@ -312,16 +312,16 @@ func TestSecondOpenTimesOut(t *testing.T) {
 }
 
 func TestIDs(t *testing.T) {
-	var g idSource
+	var g IDSource
 	now := time.UnixMilli(1700000000123)
-	a, b := g.next(now), g.next(now)
+	a, b := g.Next(now), g.Next(now)
 	if a.String() >= b.String() {
 		t.Fatalf("ids in one millisecond not increasing: %s %s", a, b)
 	}
 	if !a.Time().Equal(now) {
 		t.Fatalf("id time %v, want %v", a.Time(), now)
 	}
-	earlier := g.next(now.Add(-time.Second))
+	earlier := g.Next(now.Add(-time.Second))
 	if earlier.String() <= b.String() {
 		t.Fatalf("clock going back produced a smaller id: %s after %s", earlier, b)
 	}

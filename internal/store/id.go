@@ -90,26 +90,15 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-var processIDs idSource
-
-// NewID returns a new id from a process-wide source: time-ordered, unique
-// within the process, and random enough to be unique across processes.
-func NewID(now time.Time) ID { return processIDs.next(now) }
-
-// IDSource makes time-ordered ids for one store, so that one store's clock
-// never shifts another's ids.
-type IDSource struct{ ids idSource }
-
-// Next returns a new id for now.
-func (g *IDSource) Next(now time.Time) ID { return g.ids.next(now) }
-
-// idSource makes ids that increase within one process even inside one millisecond.
-type idSource struct {
+// IDSource makes ids that increase even inside one millisecond. Each store
+// has its own, so that one store's clock never shifts another's ids.
+type IDSource struct {
 	mu   sync.Mutex
 	last ID
 }
 
-func (g *idSource) next(now time.Time) ID {
+// Next returns a new id for now.
+func (g *IDSource) Next(now time.Time) ID {
 	ms := uint64(now.UnixMilli())
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -177,7 +177,7 @@ func TestLeftBehindReservation(t *testing.T) {
 	ns := runServer(t)
 	s := open(t, ns)
 	ctx := context.Background()
-	ghost := store.NewID(time.Now())
+	ghost := new(store.IDSource).Next(time.Now())
 	if _, err := s.dedup.Create(ctx, dedupBucketKey("github", "d-9"), ghost[:]); err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +356,7 @@ func TestImportKeepsHistoryAndQueuesPending(t *testing.T) {
 	s := open(t, runServer(t))
 	ctx := context.Background()
 	s.ConfigureUpstream("a", time.Second)
-	id := store.NewID(time.Now())
+	id := new(store.IDSource).Next(time.Now())
 	rec := &store.EventRecord{
 		Event: &store.Event{ID: id, Source: "stripe", ReceivedAt: time.Now(), Method: "POST", Path: "/w", Body: []byte(`{"old":1}`)},
 		Deliveries: []store.Delivery{
