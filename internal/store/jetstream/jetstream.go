@@ -600,32 +600,45 @@ func casPause(try int) { time.Sleep(time.Duration(try+1) * 5 * time.Millisecond)
 // updateState changes a delivery's state with a compare-and-set, so two
 // instances never overwrite each other's attempts.
 func (s *Store) updateState(ctx context.Context, k store.DeliveryKey, change func(*deliveryState)) error {
+	return casJSON(ctx, s.state, stateKey(k), func(st *deliveryState) {
+		st.Key = k
+		change(st)
+	})
+}
+
+// casJSON reads a JSON value (the zero value when the key is missing),
+// changes it and writes it back with a compare-and-set, again while another
+// writer gets there first.
+func casJSON[T any](ctx context.Context, kv jetstream.KeyValue, key string, change func(*T)) error {
 	for try := range casRetries {
-		st, rev, err := s.getState(ctx, k)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			st, rev = &deliveryState{Delivery: store.Delivery{Key: k}}, 0
-		} else if err != nil {
+		var v T
+		var rev uint64
+		entry, err := kv.Get(ctx, key)
+		switch {
+		case err == nil:
+			rev = entry.Revision()
+			if err := json.Unmarshal(entry.Value(), &v); err != nil {
+				return err
+			}
+		case !errors.Is(err, jetstream.ErrKeyNotFound):
 			return err
 		}
-		change(st)
-		data, err := json.Marshal(st)
+		change(&v)
+		data, err := json.Marshal(&v)
 		if err != nil {
 			return err
 		}
 		if rev == 0 {
-			_, err = s.state.Create(ctx, stateKey(k), data)
+			_, err = kv.Create(ctx, key, data)
 		} else {
-			_, err = s.state.Update(ctx, stateKey(k), data, rev)
+			_, err = kv.Update(ctx, key, data, rev)
 		}
-		if err == nil {
-			return nil
-		}
-		if !isConflict(err) {
+		if err == nil || !isConflict(err) {
 			return err
 		}
 		casPause(try)
 	}
-	return errors.New("delivery state changed concurrently")
+	return fmt.Errorf("%s changed concurrently", key)
 }
 
 // ConfigureUpstream implements store.UpstreamConfigurer: an upstream's
@@ -858,34 +871,5 @@ func secretsKey(source string) string { return "secrets." + hex.EncodeToString([
 func (s *Store) AddLearnedSecret(ctx context.Context, source, secret string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
 	defer cancel()
-	key := secretsKey(source)
-	for try := range casRetries {
-		var list []string
-		var rev uint64
-		entry, err := s.meta.Get(ctx, key)
-		switch {
-		case err == nil:
-			rev = entry.Revision()
-			if err := json.Unmarshal(entry.Value(), &list); err != nil {
-				return err
-			}
-		case !errors.Is(err, jetstream.ErrKeyNotFound):
-			return unavailable(err)
-		}
-		list = append(list, secret)
-		data, _ := json.Marshal(list)
-		if rev == 0 {
-			_, err = s.meta.Create(ctx, key, data)
-		} else {
-			_, err = s.meta.Update(ctx, key, data, rev)
-		}
-		if err == nil {
-			return nil
-		}
-		if !isConflict(err) {
-			return unavailable(err)
-		}
-		casPause(try)
-	}
-	return unavailable(errors.New("learned secrets changed concurrently"))
+	return unavailable(casJSON(ctx, s.meta, secretsKey(source), func(list *[]string) { *list = append(*list, secret) }))
 }
