@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,9 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
@@ -36,21 +32,6 @@ type gatewayProc struct {
 	exited     chan struct{}
 	caddyfile  string
 	routesPath string
-}
-
-// freePorts returns n distinct free ports: all are held open until every
-// one is chosen, so none is handed out twice.
-func freePorts(n int) []int {
-	ports := make([]int, n)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			panic(err)
-		}
-		defer l.Close()
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	return ports
 }
 
 func freePort() int {
@@ -253,70 +234,4 @@ func fileSizeMB(path string) float64 {
 		return 0
 	}
 	return float64(info.Size()) / (1 << 20)
-}
-
-// natsCluster is NATS servers with JetStream running in this process.
-type natsCluster struct {
-	nodes []*server.Server
-	urls  string
-}
-
-func (c *natsCluster) stop() {
-	for _, ns := range c.nodes {
-		ns.Shutdown()
-		ns.WaitForShutdown()
-	}
-}
-
-// startNATS starts n clustered servers on loopback and waits until they
-// take a stream with n replicas.
-func startNATS(n int, dir string) (*natsCluster, error) {
-	clusterPorts := freePorts(n)
-	var routes, urls []string
-	for _, p := range clusterPorts {
-		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
-	}
-	c := &natsCluster{}
-	for i := range n {
-		opts := &server.Options{ServerName: fmt.Sprintf("n%d", i+1), Host: "127.0.0.1", Port: -1, JetStream: true,
-			StoreDir: filepath.Join(dir, fmt.Sprint(i+1)), NoLog: true, NoSigs: true}
-		if n > 1 {
-			opts.Cluster = server.ClusterOpts{Name: "bench", Host: "127.0.0.1", Port: clusterPorts[i]}
-			opts.Routes = server.RoutesFromStr(strings.Join(routes, ","))
-		}
-		ns, err := server.NewServer(opts)
-		if err != nil {
-			c.stop()
-			return nil, err
-		}
-		go ns.Start()
-		c.nodes = append(c.nodes, ns)
-		if !ns.ReadyForConnections(20 * time.Second) {
-			c.stop()
-			return nil, fmt.Errorf("nats node %d did not start", i+1)
-		}
-		urls = append(urls, ns.ClientURL())
-	}
-	c.urls = strings.Join(urls, ",")
-	nc, err := nats.Connect(c.urls)
-	if err != nil {
-		c.stop()
-		return nil, err
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	deadline := time.Now().Add(time.Minute)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: "READY", Subjects: []string{"ready"}, Replicas: n})
-		cancel()
-		if err == nil {
-			return c, nil
-		}
-		if time.Now().After(deadline) {
-			c.stop()
-			return nil, fmt.Errorf("the NATS cluster did not form: %w", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }

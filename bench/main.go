@@ -24,6 +24,8 @@ import (
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/hookgate/hookgate/internal/natstest"
 )
 
 // Row is one figure of the report.
@@ -211,14 +213,14 @@ func Run(cfg Config, binary string) ([]Row, error) {
 	// The same ingest on JetStream: one node, then three with replicas: 3
 	// (an ACK waits for two of them). The servers run in this process.
 	for _, nodes := range []int{1, 3} {
-		cluster, err := startNATS(nodes, sub(fmt.Sprintf("nats%d", nodes)))
+		cluster, err := natstest.Start(nodes, sub(fmt.Sprintf("nats%d", nodes)))
 		if err != nil {
 			return nil, err
 		}
-		storage := fmt.Sprintf("storage:\n  jetstream:\n    url: %s\n    replicas: %d\n", cluster.urls, nodes)
+		storage := fmt.Sprintf("storage:\n  jetstream:\n    url: %s\n    replicas: %d\n", cluster.URLs(), nodes)
 		js, err := startGateway(binary, sub(fmt.Sprintf("jetstream%d", nodes)), gatewaySite, storage+routes(sink, true))
 		if err != nil {
-			cluster.stop()
+			cluster.Stop()
 			return nil, err
 		}
 		label := fmt.Sprintf("ingest, JetStream %d node(s), R%d", nodes, nodes)
@@ -228,7 +230,7 @@ func Run(cfg Config, binary string) ([]Row, error) {
 		m := attack(stripeTargeter(target, fmt.Sprintf("evt_js%d_", nodes), &seq, 0), 0, cfg.Duration, cfg.Workers)
 		if err := answeredOnly200or503(m); err != nil {
 			js.stop()
-			cluster.stop()
+			cluster.Stop()
 			return nil, fmt.Errorf("%s saturation: %w", label, err)
 		}
 		accepted := m.Throughput * m.Success
@@ -236,7 +238,7 @@ func Run(cfg Config, binary string) ([]Row, error) {
 		add(Row{Scenario: label, Metric: "refused 503 at saturation", Value: 100 * (1 - m.Success), Unit: "%"})
 		m = attack(stripeTargeter(target, fmt.Sprintf("evt_jsr%d_", nodes), &seq, 0), midRate, cfg.Duration, cfg.Workers)
 		js.stop()
-		cluster.stop()
+		cluster.Stop()
 		if err := answeredOnly200or503(m); err != nil {
 			return nil, fmt.Errorf("%s at %d/s: %w", label, midRate, err)
 		}

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,75 +16,26 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/hookgate/hookgate/internal/natstest"
 )
 
 // natsCluster starts n real NATS servers with JetStream, clustered over
 // loopback, in this process, and waits until the cluster takes an R-n stream.
 func natsCluster(t *testing.T, n int) []*server.Server {
 	t.Helper()
-	// Held open together, so no two nodes get the same port.
-	clusterPorts := make([]int, n)
-	var held []net.Listener
-	for i := range clusterPorts {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, l)
-		clusterPorts[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	for _, l := range held {
-		l.Close()
-	}
-	var routes []string
-	for _, p := range clusterPorts {
-		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
-	}
-	nodes := make([]*server.Server, n)
-	for i := range nodes {
-		opts := &server.Options{ServerName: fmt.Sprintf("n%d", i+1), Host: "127.0.0.1", Port: -1,
-			JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true}
-		if n > 1 {
-			opts.Cluster = server.ClusterOpts{Name: "hookgate-e2e", Host: "127.0.0.1", Port: clusterPorts[i]}
-			opts.Routes = server.RoutesFromStr(strings.Join(routes, ","))
-		}
-		ns, err := server.NewServer(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		go ns.Start()
-		t.Cleanup(ns.Shutdown)
-		if !ns.ReadyForConnections(20 * time.Second) {
-			t.Fatalf("nats node %d did not start", i+1)
-		}
-		nodes[i] = ns
-	}
-	// The cluster is ready once it can place a stream on every node.
-	nc, err := nats.Connect(clientURLs(nodes))
+	c, err := natstest.Start(n, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	waitFor(t, "the JetStream cluster to form", 60*time.Second, func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: "READY", Subjects: []string{"ready"}, Replicas: n})
-		return err == nil
-	})
-	return nodes
+	t.Cleanup(c.Stop)
+	return c.Nodes
 }
 
 // streamLeader names the server leading a stream's replicas.
 func streamLeader(t *testing.T, nodes []*server.Server, stream string) string {
 	t.Helper()
-	var urls []string
-	for _, ns := range nodes {
-		if ns.Running() {
-			urls = append(urls, ns.ClientURL())
-		}
-	}
-	nc, err := nats.Connect(strings.Join(urls, ","))
+	nc, err := nats.Connect((&natstest.Cluster{Nodes: nodes}).URLs())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,13 +54,7 @@ func streamLeader(t *testing.T, nodes []*server.Server, stream string) string {
 	return info.Cluster.Leader
 }
 
-func clientURLs(nodes []*server.Server) string {
-	var urls []string
-	for _, ns := range nodes {
-		urls = append(urls, ns.ClientURL())
-	}
-	return strings.Join(urls, ",")
-}
+func clientURLs(nodes []*server.Server) string { return (&natstest.Cluster{Nodes: nodes}).URLs() }
 
 // startSharedGateway starts an instance whose routes.yaml puts its store on
 // JetStream; its Caddyfile names no bbolt file.

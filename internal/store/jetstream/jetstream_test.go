@@ -16,22 +16,19 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/hookgate/hookgate/internal/deliver"
+	"github.com/hookgate/hookgate/internal/natstest"
 	"github.com/hookgate/hookgate/internal/store"
 )
 
 // runServer starts a real single-node NATS server with JetStream on loopback.
 func runServer(t testing.TB) *server.Server {
 	t.Helper()
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	c, err := natstest.Start(1, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server did not start")
-	}
-	t.Cleanup(ns.Shutdown)
-	return ns
+	t.Cleanup(c.Stop)
+	return c.Nodes[0]
 }
 
 func open(t testing.TB, ns *server.Server, tweak ...func(*Options)) *Store {
