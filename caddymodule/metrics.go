@@ -35,7 +35,7 @@ var (
 	stateCollector = &liveCollector{
 		pending: prometheus.NewDesc("caddy_hookgate_pending_deliveries", "Deliveries waiting, per store file.", []string{"store"}, nil),
 		oldest:  prometheus.NewDesc("caddy_hookgate_oldest_pending_seconds", "Age of the oldest event with a pending delivery, per store file.", []string{"store"}, nil),
-		breaker: prometheus.NewDesc("caddy_hookgate_breaker_open", "1 while an upstream's circuit breaker is open or probing.", []string{"upstream"}, nil),
+		breaker: prometheus.NewDesc("caddy_hookgate_breaker_open", "1 while an upstream's circuit breaker is open or probing, per store file and upstream.", []string{"store", "upstream"}, nil),
 	}
 )
 
@@ -114,7 +114,7 @@ func (c *liveCollector) Collect(ch chan<- prometheus.Metric) {
 			if g.handle.engine.BreakerState(name) != deliver.BreakerClosed {
 				open = 1
 			}
-			ch <- prometheus.MustNewConstMetric(c.breaker, prometheus.GaugeValue, open, name)
+			ch <- prometheus.MustNewConstMetric(c.breaker, prometheus.GaugeValue, open, path, name)
 		}
 	}
 }

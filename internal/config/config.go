@@ -54,6 +54,13 @@ type Config struct {
 	MaxPending int
 	// Logging says whether bodies are logged (at debug, masked).
 	Logging Logging
+	// Claim lists path prefixes the gateway answers itself: a request under
+	// one that matches no source gets 404 and is never passed on. Unset, the
+	// sources' common parent folder is claimed (unless that is "/").
+	Claim []string
+	// ClaimSet is true when the file sets claim (an empty list claims nothing).
+	ClaimSet bool
+	ClaimPos Pos
 }
 
 // Logging configures what the gateway logs about events.
@@ -408,6 +415,15 @@ func (p *parser) expanded(n *yaml.Node, what string) string {
 	return out
 }
 
+// itemNode is the i-th item of a list, or the node itself for a scalar
+// standing in for a one-item list.
+func itemNode(n *yaml.Node, i int) *yaml.Node {
+	if n.Kind == yaml.SequenceNode && i < len(n.Content) {
+		return n.Content[i]
+	}
+	return n
+}
+
 func (p *parser) strList(n *yaml.Node, what string) []string {
 	if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
 		return []string{n.Value}
@@ -536,6 +552,15 @@ func (p *parser) root(n *yaml.Node) {
 			})
 		},
 		"sources": func(_, v *yaml.Node) { sourcesNode = v },
+		"claim": func(_, v *yaml.Node) {
+			cfg.ClaimSet, cfg.ClaimPos = true, pos(v)
+			cfg.Claim = p.strList(v, "claim")
+			for i, c := range cfg.Claim {
+				if !strings.HasPrefix(c, "/") {
+					p.errorf(itemNode(v, i), "claim: a prefix must start with /, got %q", c)
+				}
+			}
+		},
 	})
 	if sourcesNode == nil {
 		p.errorf(n, "routes file: no sources defined")

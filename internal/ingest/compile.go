@@ -22,6 +22,7 @@ const DefaultBodyTimeout = 30 * time.Second
 // source is one compiled source.
 type source struct {
 	name        string
+	path        string // as configured
 	provider    string
 	scheme      verify.Scheme
 	dedup       *route.Program
@@ -53,6 +54,8 @@ type source struct {
 func Compile(cfg *config.Config) (*Pipeline, error) {
 	p := &Pipeline{
 		log:       zap.NewNop(),
+		rejectLog: zap.NewNop(),
+		clientIP:  peerIP,
 		now:       time.Now,
 		notify:    func(string) {},
 		sources:   map[string]*source{},
@@ -67,7 +70,23 @@ func Compile(cfg *config.Config) (*Pipeline, error) {
 			errs = append(errs, err)
 			continue
 		}
-		p.sources[src.Path] = s
+		key := PathKey(src.Path)
+		if other, dup := p.sources[key]; dup {
+			errs = append(errs, cfg.Errorf(src.Pos, "source %s: path %s matches the same requests as source %s (%s): paths match without regard to case, trailing slash or duplicate slashes", src.Name, src.Path, other.name, other.path))
+			continue
+		}
+		p.sources[key] = s
+	}
+	if cfg.ClaimSet {
+		for _, c := range cfg.Claim {
+			p.claims = append(p.claims, claimKey(c))
+		}
+	} else {
+		keys := make([]string, 0, len(p.sources))
+		for k := range p.sources {
+			keys = append(keys, k)
+		}
+		p.claims = defaultClaims(keys)
 	}
 	for name, up := range cfg.Upstreams {
 		retryOn, err := deliver.ParseRetryOn(up.Retry.RetryOn)
@@ -143,6 +162,7 @@ func Compile(cfg *config.Config) (*Pipeline, error) {
 func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 	s := &source{
 		name:        src.Name,
+		path:        src.Path,
 		provider:    src.Provider,
 		publicURL:   src.PublicURL,
 		response:    src.Response,

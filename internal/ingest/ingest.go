@@ -6,6 +6,7 @@ package ingest
 import (
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/hookgate/hookgate/internal/deliver"
 	"github.com/hookgate/hookgate/internal/route"
@@ -22,7 +24,8 @@ import (
 
 // Pipeline answers webhook requests for a compiled configuration.
 type Pipeline struct {
-	sources   map[string]*source // by exact path
+	sources   map[string]*source // by PathKey of their path
+	claims    []string           // claimed prefixes in PathKey form, each ending in "/"
 	maxBody   int64
 	upstreams map[string]deliver.Upstream
 	// orderKeys group deliveries to upstreams with ordered delivery.
@@ -35,12 +38,21 @@ type Pipeline struct {
 	// bodyTimeout bounds reading a request body.
 	bodyTimeout time.Duration
 
-	store    store.Store
-	notify   func(upstream string)
-	log      *zap.Logger
-	now      func() time.Time
-	observer Observer
+	store  store.Store
+	notify func(upstream string)
+	log    *zap.Logger
+	// rejectLog is log, sampled: at most rejectLogFirst lines a second, then
+	// one in rejectLogThereafter.
+	rejectLog *zap.Logger
+	clientIP  func(*http.Request) string
+	now       func() time.Time
+	observer  Observer
 }
+
+const (
+	rejectLogFirst      = 10
+	rejectLogThereafter = 100
+)
 
 // Observer is told the outcome of every request, for metrics: accepted,
 // duplicate, handshake, unavailable, or rejected_<reason>; took is the time
@@ -71,6 +83,9 @@ func (p *Pipeline) Attach(st store.Store, notify func(upstream string), log *zap
 		notify = func(string) {}
 	}
 	p.store, p.notify, p.log, p.now = st, notify, log, now
+	p.rejectLog = log.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		return zapcore.NewSamplerWithOptions(c, time.Second, rejectLogFirst, rejectLogThereafter)
+	}))
 	for _, src := range p.sources {
 		learner, ok := src.scheme.(verify.Learner)
 		if !ok {
@@ -92,21 +107,17 @@ func (p *Pipeline) Retention() time.Duration { return p.retention }
 // Upstreams returns the delivery configuration of every upstream.
 func (p *Pipeline) Upstreams() map[string]deliver.Upstream { return p.upstreams }
 
-// Handles reports whether path belongs to a source.
-func (p *Pipeline) Handles(path string) bool {
-	_, ok := p.sources[path]
-	return ok
-}
-
 // retryAfterSeconds is what a provider is told to wait when storage is down.
 const retryAfterSeconds = "5"
 
-// ServeHTTP handles a request whose path Handles accepted.
+// ServeHTTP answers a request whose path the pipeline Claims: a path under
+// a claimed prefix that names no source gets 404.
 func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	src := p.sources[r.URL.Path]
+	src := p.sources[PathKey(r.URL.Path)]
 	if src == nil {
-		http.NotFound(w, r)
+		plain(w, http.StatusNotFound, "no webhook source at this path")
+		p.rejectLog.Info("request rejected", zap.String("reason", "no_source"), zap.String("client_ip", p.clientIP(r)))
 		return
 	}
 	// GET and HEAD only ever carry a handshake (Meta, Okta, Intercom);
@@ -114,11 +125,12 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	probe := r.Method == http.MethodGet || r.Method == http.MethodHead
 	if r.Method != http.MethodPost && (!probe || !src.hasHandshakes()) {
 		methodNotAllowed(w)
+		p.reject(r, src, "method", nil)
 		return
 	}
 	if r.ContentLength > p.maxBody {
 		plain(w, http.StatusRequestEntityTooLarge, "request body too large")
-		p.reject(src, "body_too_large", nil)
+		p.reject(r, src, "body_too_large", nil)
 		return
 	}
 	// A body that trickles in (slowloris) may not hold a connection for
@@ -131,16 +143,16 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			plain(w, http.StatusRequestEntityTooLarge, "request body too large")
-			p.reject(src, "body_too_large", nil)
+			p.reject(r, src, "body_too_large", nil)
 			return
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			plain(w, http.StatusRequestTimeout, "request body too slow")
-			p.reject(src, "body_timeout", nil)
+			p.reject(r, src, "body_timeout", nil)
 			return
 		}
 		plain(w, http.StatusBadRequest, "could not read request body")
-		p.reject(src, "body_read", err)
+		p.reject(r, src, "body_read", err)
 		return
 	}
 	if probe && len(body) > 0 {
@@ -157,7 +169,7 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := src.scheme.Verify(&vr); err != nil {
 		plain(w, http.StatusUnauthorized, "unauthorized")
-		p.reject(src, verify.Reason(err), nil)
+		p.reject(r, src, verify.Reason(err), nil)
 		return
 	}
 	if p.answerHandshake(w, r, src, body, src.signedHandshakes) {
@@ -167,6 +179,7 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodPost {
 		methodNotAllowed(w)
+		p.reject(r, src, "method", nil)
 		return
 	}
 
@@ -186,7 +199,7 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				env.Body = parsed
 			case src.bodyRequired || src.dedupPath != nil:
 				plain(w, http.StatusBadRequest, "body is not valid JSON or form data")
-				p.reject(src, "unparseable_body", nil)
+				p.reject(r, src, "unparseable_body", nil)
 				return
 			default:
 				// Rules that read the body just do not match.
@@ -210,7 +223,7 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if err := src.gate.Check(env.Body); err != nil {
 			if !src.quarantine {
 				plain(w, http.StatusBadRequest, "body does not match the source's schema")
-				p.reject(src, "schema", err)
+				p.reject(r, src, "schema", err)
 				return
 			}
 			ne.Event.Quarantined = firstLine(err.Error())
@@ -240,7 +253,7 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if live != src.wantLive {
 			if len(src.otherModeTo) == 0 {
 				plain(w, http.StatusUnauthorized, "unauthorized")
-				p.reject(src, "wrong_mode", nil)
+				p.reject(r, src, "wrong_mode", nil)
 				return
 			}
 			otherMode = true
@@ -256,7 +269,7 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.maxPending > 0 && p.store.Pending() >= p.maxPending {
 		w.Header().Set("Retry-After", retryAfterSeconds)
 		plain(w, http.StatusServiceUnavailable, "too many events waiting for delivery, retry later")
-		p.reject(src, "backpressure", nil)
+		p.reject(r, src, "backpressure", nil)
 		return
 	}
 
@@ -270,7 +283,7 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if res.Replayed {
 		plain(w, http.StatusUnauthorized, "unauthorized")
-		p.reject(src, "replayed_token", nil)
+		p.reject(r, src, "replayed_token", nil)
 		return
 	}
 	id := res.ID.String()
@@ -363,15 +376,29 @@ func (p *Pipeline) answerHandshake(w http.ResponseWriter, r *http.Request, s *so
 	return false
 }
 
-func (p *Pipeline) reject(src *source, reason string, err error) {
+// reject counts a refused request and logs it at INFO, sampled so that a
+// flood cannot fill the disk; never a header value or the body.
+func (p *Pipeline) reject(r *http.Request, src *source, reason string, err error) {
 	if p.observer != nil {
 		p.observer.Observe(src.name, "rejected_"+reason, 0)
 	}
-	fields := []zap.Field{zap.String("source", src.name), zap.String("reason", reason)}
+	fields := []zap.Field{zap.String("source", src.name), zap.String("reason", reason), zap.String("client_ip", p.clientIP(r))}
 	if err != nil {
 		fields = append(fields, zap.Error(err))
 	}
-	p.log.Debug("request rejected", fields...)
+	p.rejectLog.Info("request rejected", fields...)
+}
+
+// SetClientIP sets how the client's address is read (Caddy's client IP,
+// which honours trusted_proxies); by default it is the connection's peer.
+func (p *Pipeline) SetClientIP(f func(*http.Request) string) { p.clientIP = f }
+
+func peerIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 func (s *source) respond(w http.ResponseWriter, status int, id, outcome string) {
@@ -504,8 +531,8 @@ func newEnv(src *source, r *http.Request, now time.Time) *route.Env {
 // Sources returns the source names by path, for logs and tools.
 func (p *Pipeline) Sources() map[string]string {
 	out := make(map[string]string, len(p.sources))
-	for path, s := range p.sources {
-		out[path] = s.name
+	for _, s := range p.sources {
+		out[s.path] = s.name
 	}
 	return out
 }

@@ -100,13 +100,7 @@ func (p *Pipeline) Explain(sourceName string, headers, query map[string]string, 
 	if src == nil {
 		return nil, fmt.Errorf("no source %q (sources: %s)", sourceName, strings.Join(names, ", "))
 	}
-	path := ""
-	for pth, s := range p.sources {
-		if s == src {
-			path = pth
-		}
-	}
-	env := &route.Env{Headers: headers, Query: query, Path: path, Method: "POST", Source: src.name, Provider: src.provider, ReceivedAt: p.now()}
+	env := &route.Env{Headers: headers, Query: query, Path: src.path, Method: "POST", Source: src.name, Provider: src.provider, ReceivedAt: p.now()}
 	ex := &Explanation{Source: src.name, Provider: src.provider}
 	if parsed, err := route.ParseBody(contentType, body); err == nil {
 		env.Body = parsed

@@ -190,7 +190,8 @@ sources:
 		`caddy_hookgate_delivery_attempts_total{outcome="dead",upstream="legacy"} 3`,
 		`caddy_hookgate_ack_duration_seconds_count{source="github"} 4`,
 		`caddy_hookgate_pending_deliveries{store=`,
-		`caddy_hookgate_breaker_open{upstream="legacy"} 0`,
+		`caddy_hookgate_breaker_open{store=`,
+		`,upstream="legacy"} 0`,
 	} {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("metrics lack %s", want)
