@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -89,6 +90,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("webhook_gateway: registering metrics: %w", err)
 	}
 	pipeline.Observe(metricsObserver{})
+	pipeline.SetClientIP(clientIP)
 	h.logger.Info("webhook gateway provisioned",
 		zap.String("routes", routesPath), zap.String("storage", handle.store.Path()), zap.Int("sources", len(pipeline.Sources())))
 	return nil
@@ -129,13 +131,24 @@ func (h *Handler) resolveStorePath(repl *caddy.Replacer, cfg *config.Config) (st
 	return abs, nil
 }
 
-// ServeHTTP answers requests to a source's path and passes the rest on.
+// ServeHTTP answers requests to a source's path, in any spelling, and to
+// claimed prefixes, and passes the rest on.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	if !h.pipeline.Handles(r.URL.Path) {
+	if !h.pipeline.Claims(r.URL.Path) {
 		return next.ServeHTTP(w, r)
 	}
 	h.pipeline.ServeHTTP(w, r)
 	return nil
+}
+
+// clientIP is the client's address as Caddy determined it, so that
+// trusted_proxies applies.
+func clientIP(r *http.Request) string {
+	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && ip != "" {
+		return ip
+	}
+	host, _, _ := strings.Cut(r.RemoteAddr, ":")
+	return host
 }
 
 // Cleanup releases this handler's hold on the store. When the last holder
