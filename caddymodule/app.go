@@ -1,7 +1,9 @@
 package caddymodule
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -80,19 +82,24 @@ func acquireStore(spec storeSpec, logger *zap.Logger) (*storeHandle, error) {
 	return val.(*storeHandle), nil
 }
 
-// App is the hookgate app. Handlers register their upstreams with it while
-// being provisioned; delivery starts when Caddy starts the app, that is once
-// the configuration is live, and never during `caddy validate`.
+// App is the hookgate app. Handlers register their configuration with it
+// while being provisioned, which touches no file and starts nothing; the app
+// opens the stores and starts delivery when Caddy starts it, that is once
+// the configuration goes live, and never during `caddy validate`.
 type App struct {
-	mu   *sync.Mutex
-	regs map[*storeHandle]*registration
+	mu       *sync.Mutex
+	logger   *zap.Logger
+	regs     map[string]*registration // by store key
+	acquired []string                 // store keys this app holds in the pool
 }
 
 type registration struct {
+	spec      storeSpec
 	upstreams map[string]deliver.Upstream
 	routes    string
 	retention time.Duration
 	pipelines []*ingest.Pipeline
+	handle    *storeHandle // set by Start
 }
 
 // liveGateway is a store file with the configuration now serving it, as the
@@ -129,22 +136,23 @@ func (App) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// register adds a handler's upstreams for its store. Two routes files that
-// share a store must agree on every upstream they both name.
-func (a *App) register(h *storeHandle, pipeline *ingest.Pipeline, routes string) error {
+// register adds a handler's compiled configuration for its store. Two
+// configurations that share a store must agree on every upstream they both
+// name.
+func (a *App) register(spec storeSpec, pipeline *ingest.Pipeline, routes string) error {
 	upstreams, retention := pipeline.Upstreams(), pipeline.Retention()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.regs == nil {
-		a.regs = map[*storeHandle]*registration{}
+		a.regs = map[string]*registration{}
 	}
-	reg, ok := a.regs[h]
+	reg, ok := a.regs[spec.key]
 	if !ok {
-		a.regs[h] = &registration{upstreams: upstreams, routes: routes, retention: retention, pipelines: []*ingest.Pipeline{pipeline}}
+		a.regs[spec.key] = &registration{spec: spec, upstreams: upstreams, routes: routes, retention: retention, pipelines: []*ingest.Pipeline{pipeline}}
 		return nil
 	}
 	reg.pipelines = append(reg.pipelines, pipeline)
-	// Files sharing a store keep events as long as the longest asks.
+	// Configurations sharing a store keep events as long as the longest asks.
 	reg.retention = max(reg.retention, retention)
 	merged := make(map[string]deliver.Upstream, len(reg.upstreams)+len(upstreams))
 	for name, up := range reg.upstreams {
@@ -160,16 +168,34 @@ func (a *App) register(h *storeHandle, pipeline *ingest.Pipeline, routes string)
 	return nil
 }
 
-// Start hands this configuration's upstreams to each store's engine.
+// Start opens each store (or shares it with the configuration still
+// running, during a reload), connects the pipelines to it, and hands this
+// configuration's upstreams to its engine.
 func (a *App) Start() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	keys := slices.Sorted(maps.Keys(a.regs))
+	for _, key := range keys {
+		reg := a.regs[key]
+		handle, err := acquireStore(reg.spec, a.logger)
+		if err != nil {
+			return err
+		}
+		a.acquired = append(a.acquired, key)
+		reg.handle = handle
+		for _, p := range reg.pipelines {
+			p.Attach(handle.store, handle.engine.Notify, a.logger, nil)
+		}
+	}
 	liveMu.Lock()
 	defer liveMu.Unlock()
-	for h, reg := range a.regs {
+	for _, key := range keys {
+		reg := a.regs[key]
+		h := reg.handle
 		h.engine.SetRetention(reg.retention)
 		h.engine.Activate(a, reg.upstreams)
 		live[h.store.Path()] = &liveGateway{owner: a, handle: h, upstreams: reg.upstreams, pipelines: reg.pipelines}
+		a.logger.Info("webhook gateway started", zap.String("storage", h.store.Path()), zap.Int("configurations", len(reg.pipelines)))
 	}
 	return nil
 }
@@ -181,7 +207,11 @@ func (a *App) Stop() error {
 	defer a.mu.Unlock()
 	liveMu.Lock()
 	defer liveMu.Unlock()
-	for h := range a.regs {
+	for _, reg := range a.regs {
+		h := reg.handle
+		if h == nil {
+			continue
+		}
 		h.engine.Deactivate(a)
 		if g := live[h.store.Path()]; g != nil && g.owner == a {
 			delete(live, h.store.Path())
@@ -190,9 +220,34 @@ func (a *App) Stop() error {
 	return nil
 }
 
+// Cleanup lets go of the stores Start acquired, after every app of this
+// configuration has stopped, so requests still finishing on the old
+// configuration during a reload keep their store. The last holder of a
+// store stops its delivery and closes it.
+func (a *App) Cleanup() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var errs []error
+	for _, key := range a.acquired {
+		if _, err := stores.Delete(key); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	a.acquired = nil
+	return errors.Join(errs...)
+}
+
+// Provision sets up the app's logger.
+func (a *App) Provision(ctx caddy.Context) error {
+	a.logger = ctx.Logger()
+	return nil
+}
+
 // Interface guards
 var (
-	_ caddy.App = (*App)(nil)
+	_ caddy.App          = (*App)(nil)
+	_ caddy.Provisioner  = (*App)(nil)
+	_ caddy.CleanerUpper = (*App)(nil)
 )
 
 // sameUpstream compares two upstream definitions; signers are functions and

@@ -4,9 +4,9 @@ package caddymodule
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"path/filepath"
-	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -31,9 +31,8 @@ type Handler struct {
 	// Caddy's data directory/hookgate/hookgate.db.
 	Storage string `json:"storage,omitempty"`
 
-	pipeline  *ingest.Pipeline
-	storePath string // the pool key this handler holds, once acquired
-	logger    *zap.Logger
+	pipeline *ingest.Pipeline
+	logger   *zap.Logger
 }
 
 // CaddyModule returns the Caddy module information.
@@ -71,19 +70,13 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	handle, err := acquireStore(spec, h.logger)
-	if err != nil {
-		return err
-	}
-	h.storePath = spec.key
-	pipeline.Attach(handle.store, handle.engine.Notify, h.logger, nil)
 	h.pipeline = pipeline
 
 	appModule, err := ctx.App("hookgate")
 	if err != nil {
 		return fmt.Errorf("webhook_gateway: loading hookgate app: %w", err)
 	}
-	if err := appModule.(*App).register(handle, pipeline, routesPath); err != nil {
+	if err := appModule.(*App).register(spec, pipeline, routesPath); err != nil {
 		return err
 	}
 	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
@@ -92,7 +85,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	pipeline.Observe(metricsObserver{})
 	pipeline.SetClientIP(clientIP)
 	h.logger.Info("webhook gateway provisioned",
-		zap.String("routes", routesPath), zap.String("storage", handle.store.Path()), zap.Int("sources", len(pipeline.Sources())))
+		zap.String("routes", routesPath), zap.String("storage", spec.key), zap.Int("sources", len(pipeline.Sources())))
 	return nil
 }
 
@@ -147,25 +140,15 @@ func clientIP(r *http.Request) string {
 	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && ip != "" {
 		return ip
 	}
-	host, _, _ := strings.Cut(r.RemoteAddr, ":")
-	return host
-}
-
-// Cleanup releases this handler's hold on the store. When the last holder
-// lets go, the pool stops delivery and closes the file. Caddy calls Cleanup
-// even when Provision failed, so only what was acquired is released.
-func (h *Handler) Cleanup() error {
-	if h.storePath == "" {
-		return nil
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
 	}
-	_, err := stores.Delete(h.storePath)
-	h.storePath = ""
-	return err
+	return host
 }
 
 // Interface guards
 var (
 	_ caddy.Provisioner           = (*Handler)(nil)
-	_ caddy.CleanerUpper          = (*Handler)(nil)
 	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
 )

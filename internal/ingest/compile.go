@@ -56,6 +56,7 @@ func Compile(cfg *config.Config) (*Pipeline, error) {
 		log:       zap.NewNop(),
 		rejectLog: zap.NewNop(),
 		clientIP:  peerIP,
+		attached:  make(chan struct{}),
 		now:       time.Now,
 		notify:    func(string) {},
 		sources:   map[string]*source{},

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,8 +46,13 @@ type Pipeline struct {
 	// one in rejectLogThereafter.
 	rejectLog *zap.Logger
 	clientIP  func(*http.Request) string
-	now       func() time.Time
-	observer  Observer
+	// attached is closed once the pipeline has its store. Caddy starts its
+	// apps in no fixed order, so a request can arrive a moment before the
+	// hookgate app has opened the store.
+	attached   chan struct{}
+	attachOnce sync.Once
+	now        func() time.Time
+	observer   Observer
 }
 
 const (
@@ -83,6 +89,7 @@ func (p *Pipeline) Attach(st store.Store, notify func(upstream string), log *zap
 		notify = func(string) {}
 	}
 	p.store, p.notify, p.log, p.now = st, notify, log, now
+	defer p.attachOnce.Do(func() { close(p.attached) })
 	p.rejectLog = log.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
 		return zapcore.NewSamplerWithOptions(c, time.Second, rejectLogFirst, rejectLogThereafter)
 	}))
@@ -114,6 +121,15 @@ const retryAfterSeconds = "5"
 // a claimed prefix that names no source gets 404.
 func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	select {
+	case <-p.attached:
+	default:
+		if !p.awaitStore() {
+			w.Header().Set("Retry-After", retryAfterSeconds)
+			plain(w, http.StatusServiceUnavailable, "storage unavailable")
+			return
+		}
+	}
 	src := p.sources[PathKey(r.URL.Path)]
 	if src == nil {
 		plain(w, http.StatusNotFound, "no webhook source at this path")
@@ -387,6 +403,20 @@ func (p *Pipeline) reject(r *http.Request, src *source, reason string, err error
 		fields = append(fields, zap.Error(err))
 	}
 	p.rejectLog.Info("request rejected", fields...)
+}
+
+// storeWait bounds how long a request waits for the store to be attached.
+const storeWait = 5 * time.Second
+
+func (p *Pipeline) awaitStore() bool {
+	t := time.NewTimer(storeWait)
+	defer t.Stop()
+	select {
+	case <-p.attached:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // SetClientIP sets how the client's address is read (Caddy's client IP,

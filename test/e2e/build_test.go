@@ -32,8 +32,9 @@ func TestXcaddyBuild(t *testing.T) {
 	}
 }
 
-// TestExampleValidates provisions the example configuration as it ships,
-// with the store in Caddy's default data folder.
+// TestExampleValidates provisions the example configuration as it ships:
+// validating compiles it but opens no store, so nothing is created in
+// Caddy's default data folder.
 func TestExampleValidates(t *testing.T) {
 	home := t.TempDir()
 	cmd := exec.Command(binary, "validate", "--config", filepath.Join(repoRoot(), "examples", "Caddyfile"))
@@ -42,8 +43,8 @@ func TestExampleValidates(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "Valid configuration") {
 		t.Fatalf("example does not validate: %v\n%s", err, out)
 	}
-	if _, err := os.Stat(filepath.Join(home, "caddy", "hookgate", "hookgate.db")); err != nil {
-		t.Fatalf("store not created in the default location: %v", err)
+	if _, err := os.Stat(filepath.Join(home, "caddy", "hookgate", "hookgate.db")); !os.IsNotExist(err) {
+		t.Fatalf("validate created or touched the store: %v", err)
 	}
 }
 
