@@ -18,7 +18,7 @@ import (
 // The operator's commands talk to the admin API, as `caddy reload` does.
 
 func init() {
-	caddycmd.RegisterCommand(caddycmd.Command{
+	registerSubcommand(caddycmd.Command{
 		Name:  "events",
 		Usage: "list|show|replay|cancel [id] [--source S] [--status S] [--limit N] [--address host:port] [--json]",
 		Short: "Lists, shows, replays or cancels stored events through the admin API",
@@ -41,7 +41,7 @@ the API's JSON instead of tables.`,
 			cmd.RunE = runEvents
 		},
 	})
-	caddycmd.RegisterCommand(caddycmd.Command{
+	registerSubcommand(caddycmd.Command{
 		Name:  "replay",
 		Usage: "[--status dead] [--source S] [--upstream U] [--since 24h] [--address host:port]",
 		Short: "Replays matching deliveries in bulk, page by page, with progress",
@@ -56,7 +56,7 @@ the API's JSON instead of tables.`,
 			cmd.RunE = runBulkReplay
 		},
 	})
-	caddycmd.RegisterCommand(caddycmd.Command{
+	registerSubcommand(caddycmd.Command{
 		Name:  "stats",
 		Usage: "[--address host:port] [--json]",
 		Short: "Shows counters: received, rejected, duplicates, pending, dead, oldest pending age",

@@ -25,18 +25,23 @@ import (
 )
 
 func init() {
-	caddycmd.RegisterCommand(caddycmd.Command{
+	registerSubcommand(caddycmd.Command{
 		Name:  "validate-routes",
-		Usage: "<routes.yaml>",
+		Usage: "<routes.yaml> | --routes <routes.yaml>",
 		Short: "Checks a routes.yaml without opening the store",
 		Long: `
 Loads and compiles a routes file as the gateway would, placeholders expanded
 from this environment, and prints every problem as file:line:col: reason.
 Exits non-zero when there is one.`,
 		CobraFunc: func(cmd *cobra.Command) {
-			cmd.Args = cobra.ExactArgs(1)
+			cmd.Args = cobra.MaximumNArgs(1)
+			addRoutesFlag(cmd)
 			cmd.RunE = func(cmd *cobra.Command, args []string) error {
-				code, err := validateRoutes(args[0])
+				routes, err := routesArg(cmd, args)
+				if err != nil {
+					return err
+				}
+				code, err := validateRoutes(routes)
 				if err != nil {
 					fmt.Fprintln(os.Stderr, err)
 				}
@@ -47,26 +52,31 @@ Exits non-zero when there is one.`,
 			}
 		},
 	})
-	caddycmd.RegisterCommand(caddycmd.Command{
+	registerSubcommand(caddycmd.Command{
 		Name:  "route",
-		Usage: "<routes.yaml> --source <name> --body <event.json> [--header 'K: V']... [--query k=v]...",
+		Usage: "(<routes.yaml> | --routes <routes.yaml>) --source <name> --body <event.json> [--header 'K: V']... [--query k=v]...",
 		Short: "Shows which rules an event matches and where it would go",
 		Long: `
 Evaluates a source's rules on an event without sending anything: prints each
 rule's outcome, then every delivery with its shaping (path, headers,
 transformed body). Signatures are not checked.`,
 		CobraFunc: func(cmd *cobra.Command) {
-			cmd.Args = cobra.ExactArgs(1)
+			cmd.Args = cobra.MaximumNArgs(1)
+			addRoutesFlag(cmd)
 			cmd.Flags().String("source", "", "source name in routes.yaml")
 			cmd.Flags().String("body", "", "file with the event body ('-' for stdin)")
 			cmd.Flags().StringArray("header", nil, "request header 'Name: value' (repeatable)")
 			cmd.Flags().StringArray("query", nil, "query parameter name=value (repeatable)")
 			cmd.RunE = func(cmd *cobra.Command, args []string) error {
-				return explainRoute(cmd, args[0])
+				routes, err := routesArg(cmd, args)
+				if err != nil {
+					return err
+				}
+				return explainRoute(cmd, routes)
 			}
 		},
 	})
-	caddycmd.RegisterCommand(caddycmd.Command{
+	registerSubcommand(caddycmd.Command{
 		Name:  "compact",
 		Usage: "--storage <hookgate.db>",
 		Short: "Compacts the store file offline, returning free pages to the disk",
@@ -79,9 +89,9 @@ holds the file's lock and the command refuses to run.`,
 			cmd.RunE = caddycmd.WrapCommandFuncForCobra(cmdCompact)
 		},
 	})
-	caddycmd.RegisterCommand(caddycmd.Command{
+	registerSubcommand(caddycmd.Command{
 		Name:  "migrate",
-		Usage: "--from <hookgate.db> --config <routes.yaml>",
+		Usage: "[--from <hookgate.db>] (--routes <routes.yaml> | --config <Caddyfile> [--adapter <name>])",
 		Short: "Moves the pending events of a bbolt store into the JetStream store",
 		Long: `
 Copies every event that still has a pending delivery from a bbolt store file
@@ -89,14 +99,23 @@ into the JetStream store named by storage.jetstream in the routes file. Each
 event keeps its id, headers, body and delivery history; its pending
 deliveries are queued with a fresh retry budget. Events already in JetStream
 are skipped, so an interrupted migration can be run again. The gateway that
-used the file must be stopped: it holds the file's lock.`,
+used the file must be stopped: it holds the file's lock.
+
+The routes file is named with --routes, or found through Caddy's config:
+--config (and --adapter) as for 'caddy run', the adjacent Caddyfile when
+neither is given. The webhook_gateway handler there names the routes file
+and, with its storage option, the default for --from. (A .yaml file given
+to --config without --adapter is read as a routes file, as older versions
+did.)`,
 		CobraFunc: func(cmd *cobra.Command) {
-			cmd.Flags().String("from", "", "path of the bbolt store file (default: Caddy's data dir/hookgate/hookgate.db)")
-			cmd.Flags().String("config", "", "routes file whose storage.jetstream receives the events")
+			cmd.Flags().String("from", "", "path of the bbolt store file (default: the handler's storage, else Caddy's data dir/hookgate/hookgate.db)")
+			addRoutesFlag(cmd)
+			cmd.Flags().StringP("config", "c", "", "Caddy's config file, whose webhook_gateway handler names the routes file")
+			cmd.Flags().StringP("adapter", "a", "", "name of the config adapter to use, as for 'caddy run'")
 			cmd.RunE = caddycmd.WrapCommandFuncForCobra(cmdMigrate)
 		},
 	})
-	caddycmd.RegisterCommand(caddycmd.Command{
+	registerSubcommand(caddycmd.Command{
 		Name:  "providers",
 		Usage: "[--json | --markdown]",
 		Short: "Lists the provider presets",
@@ -110,7 +129,7 @@ definitions; --markdown prints the table kept in docs/providers.md.`,
 			cmd.RunE = caddycmd.WrapCommandFuncForCobra(cmdProviders)
 		},
 	})
-	caddycmd.RegisterCommand(caddycmd.Command{
+	registerSubcommand(caddycmd.Command{
 		Name:  "send",
 		Usage: "--provider <name> (--secret <s> --url <url> | --routes <routes.yaml> --source <name>) [--body <file>] [--header 'K: V']",
 		Short: "Sends a correctly signed test event to a running gateway",
@@ -133,6 +152,27 @@ Exits non-zero unless the gateway answers 2xx.`,
 			cmd.RunE = caddycmd.WrapCommandFuncForCobra(cmdSend)
 		},
 	})
+}
+
+// addRoutesFlag adds --routes, the one flag that names a routes file in
+// every command. (--config is Caddy's: the Caddyfile or JSON config.)
+func addRoutesFlag(cmd *cobra.Command) {
+	cmd.Flags().String("routes", "", "routes.yaml file")
+}
+
+// routesArg returns the routes file of a command that takes it as its one
+// argument or with --routes.
+func routesArg(cmd *cobra.Command, args []string) (string, error) {
+	flag, _ := cmd.Flags().GetString("routes")
+	switch {
+	case len(args) == 1 && flag != "" && args[0] != flag:
+		return "", fmt.Errorf("two routes files: %s and --routes %s", args[0], flag)
+	case len(args) == 1:
+		return args[0], nil
+	case flag != "":
+		return flag, nil
+	}
+	return "", fmt.Errorf("name the routes file: %s <routes.yaml> or --routes <routes.yaml>", cmd.Name())
 }
 
 func loadRoutes(path string) (*ingest.Pipeline, *config.Config, error) {
@@ -275,12 +315,28 @@ func cmdCompact(fl caddycmd.Flags) (int, error) {
 }
 
 func cmdMigrate(fl caddycmd.Flags) (int, error) {
-	from, routes := fl.String("from"), fl.String("config")
+	from, routes := fl.String("from"), fl.String("routes")
+	caddyConfig, adapter := fl.String("config"), fl.String("adapter")
+	switch {
+	case routes != "" && (caddyConfig != "" || adapter != ""):
+		return caddy.ExitCodeFailedStartup, fmt.Errorf("give --routes or --config, not both")
+	case routes != "":
+	case adapter == "" && isYAMLFile(caddyConfig):
+		// Older versions took the routes file with --config.
+		fmt.Fprintf(os.Stderr, "note: --config names Caddy's config; reading %s as a routes file (use --routes)\n", caddyConfig)
+		routes = caddyConfig
+	default:
+		gw, err := gatewayFromCaddyConfig(caddyConfig, adapter)
+		if err != nil {
+			return caddy.ExitCodeFailedStartup, err
+		}
+		routes = gw.routes
+		if from == "" {
+			from = gw.storage
+		}
+	}
 	if from == "" {
 		from = filepath.Join(caddy.AppDataDir(), "hookgate", "hookgate.db")
-	}
-	if routes == "" {
-		return caddy.ExitCodeFailedStartup, fmt.Errorf("--config names the routes file with storage.jetstream")
 	}
 	_, cfg, err := loadRoutes(routes)
 	if err != nil {
@@ -326,6 +382,75 @@ func cmdMigrate(fl caddycmd.Flags) (int, error) {
 		return caddy.ExitCodeFailedStartup, err
 	}
 	return caddy.ExitCodeSuccess, nil
+}
+
+func isYAMLFile(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	return ext == ".yaml" || ext == ".yml"
+}
+
+// caddyGateway is what a Caddy config says about its webhook_gateway
+// handler: the routes file and the storage override, placeholders expanded.
+type caddyGateway struct {
+	routes, storage string
+}
+
+// gatewayFromCaddyConfig loads Caddy's config as 'caddy run' would (the
+// adjacent Caddyfile when file is empty) and returns its webhook_gateway
+// handler. Several handlers must share one routes file.
+func gatewayFromCaddyConfig(file, adapter string) (caddyGateway, error) {
+	raw, used, _, err := caddycmd.LoadConfig(file, adapter)
+	if err != nil {
+		return caddyGateway{}, err
+	}
+	if used == "" {
+		return caddyGateway{}, fmt.Errorf("no routes file: give --routes <routes.yaml> or --config <Caddyfile>")
+	}
+	var tree any
+	if err := json.Unmarshal(raw, &tree); err != nil {
+		return caddyGateway{}, fmt.Errorf("%s: %w", used, err)
+	}
+	var found []caddyGateway
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if v["handler"] == "webhook_gateway" {
+				routes, _ := v["config"].(string)
+				storage, _ := v["storage"].(string)
+				found = append(found, caddyGateway{routes: routes, storage: storage})
+			}
+			for _, child := range v {
+				walk(child)
+			}
+		case []any:
+			for _, child := range v {
+				walk(child)
+			}
+		}
+	}
+	walk(tree)
+	repl := caddy.NewReplacer()
+	var gw caddyGateway
+	for i, f := range found {
+		if f.routes == "" {
+			return caddyGateway{}, fmt.Errorf("%s: a webhook_gateway handler names no routes file; give --routes", used)
+		}
+		if f.routes, err = repl.ReplaceOrErr(f.routes, true, true); err != nil {
+			return caddyGateway{}, fmt.Errorf("%s: routes file: %w", used, err)
+		}
+		if f.storage, err = repl.ReplaceOrErr(f.storage, true, true); err != nil {
+			return caddyGateway{}, fmt.Errorf("%s: storage: %w", used, err)
+		}
+		if i > 0 && f != gw {
+			return caddyGateway{}, fmt.Errorf("%s has several webhook_gateway handlers (routes %s and %s); give --routes and --from", used, gw.routes, f.routes)
+		}
+		gw = f
+	}
+	if len(found) == 0 {
+		return caddyGateway{}, fmt.Errorf("%s has no webhook_gateway handler; give --routes", used)
+	}
+	return gw, nil
 }
 
 func cmdProviders(fl caddycmd.Flags) (int, error) {
