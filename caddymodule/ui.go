@@ -2,12 +2,16 @@ package caddymodule
 
 import (
 	"embed"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -33,7 +37,10 @@ func serveUI(w http.ResponseWriter, r *http.Request) error {
 		http.Redirect(w, r, "/hookgate/ui/", http.StatusMovedPermanently)
 		return nil
 	}
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:")
+	// No framing: a page on another site could overlay the Replay button
+	// and have the operator click it.
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
+	w.Header().Set("X-Frame-Options", "DENY")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-cache")
 	r2 := r.Clone(r.Context())
@@ -58,19 +65,154 @@ func timeline(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
 	return writeJSON(w, map[string]any{"points": points, "truncated": truncated})
 }
 
-// inspectServer serves the inspector on a loopback address and forwards
-// its API calls to Caddy's admin endpoint. Caddy's admin endpoint refuses
-// browser navigations, which carry neither Origin nor Referer (its
-// cross-site protection), so a browser reaches the page through here; the
-// forwarded calls carry the admin endpoint's own origin.
-func inspectServer(admin string) http.Handler {
+// inspectorHeader is sent by the inspector page on every call. A cross-site
+// page can send a custom header only after a CORS preflight, which the
+// inspector never grants, so its presence proves the page itself made the call.
+const inspectorHeader = "X-Hookgate-Inspector"
+
+// inspector guards the inspector server the way Caddy guards its admin
+// endpoint (Host and Origin checks), and more strictly: it forwards calls
+// with the admin endpoint's own Origin, so whatever it lets through, the
+// admin endpoint can no longer tell apart.
+type inspector struct {
+	hosts map[string]bool // lower-case Host values it answers to
+	next  http.Handler
+}
+
+// inspectorHosts lists the Host values the inspector answers to: the
+// loopback names on its port, its own address when it listens on one IP,
+// and each allowed name as given, or without a port on its port and bare
+// (the default port, as a proxy in front forwards it).
+func inspectorHosts(listen *net.TCPAddr, allow []string) (map[string]bool, error) {
+	port := strconv.Itoa(listen.Port)
+	hosts := map[string]bool{}
+	for _, name := range []string{"localhost", "127.0.0.1", "::1"} {
+		hosts[net.JoinHostPort(name, port)] = true
+	}
+	if !listen.IP.IsUnspecified() {
+		hosts[strings.ToLower(net.JoinHostPort(listen.IP.String(), port))] = true
+	}
+	for _, a := range allow {
+		a = strings.ToLower(strings.TrimSpace(a))
+		if a == "" || strings.ContainsAny(a, "/@?#* ") {
+			return nil, fmt.Errorf("--allow-host %q: want a host name, optionally with :port", a)
+		}
+		if h, p, err := net.SplitHostPort(a); err == nil {
+			if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 || h == "" {
+				return nil, fmt.Errorf("--allow-host %q: want a host name, optionally with :port", a)
+			}
+			hosts[net.JoinHostPort(strings.Trim(h, "[]"), p)] = true
+			continue
+		}
+		name := strings.Trim(a, "[]")
+		bare := name
+		if strings.Contains(name, ":") {
+			bare = "[" + name + "]"
+		}
+		hosts[bare] = true
+		hosts[net.JoinHostPort(name, port)] = true
+	}
+	return hosts, nil
+}
+
+func (in *inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := in.check(r); err != nil {
+		log.Printf("inspector: refused %s %s (Host %q, Origin %q): %v", r.Method, r.URL.Path, r.Host, r.Header.Get("Origin"), err)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+		return
+	}
+	if r.Method == http.MethodOptions {
+		// Same-origin calls need no preflight, and cross-origin ones get
+		// no grant: answered here, without CORS headers, never forwarded.
+		w.Header().Set("Allow", "GET, HEAD, POST, OPTIONS")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	in.next.ServeHTTP(w, r)
+}
+
+// check returns why r is refused, or nil.
+func (in *inspector) check(r *http.Request) error {
+	if !in.hosts[strings.ToLower(r.Host)] {
+		return fmt.Errorf("host not allowed: %s (hookgate inspect --allow-host adds a name)", r.Host)
+	}
+	if _, ok := r.Header["Origin"]; ok && !in.originAllowed(r.Header.Get("Origin")) {
+		return fmt.Errorf("origin not allowed: %s", r.Header.Get("Origin"))
+	}
+	if r.Header.Get("Upgrade") != "" {
+		return errors.New("protocol upgrades are not served")
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	default:
+		if r.Header.Get(inspectorHeader) != "1" {
+			return fmt.Errorf("%s without the %s header the inspector page sends", r.Method, inspectorHeader)
+		}
+	}
+	// Dot segments, escaped or not, could reach past /hookgate/ on the
+	// admin endpoint.
+	if p, c := r.URL.Path, path.Clean(r.URL.Path); p != c && p != c+"/" {
+		return fmt.Errorf("path not clean: %s", r.URL.EscapedPath())
+	}
+	if p := r.URL.Path; !strings.HasPrefix(p, "/hookgate/") || p == "/hookgate/ui" || strings.HasPrefix(p, "/hookgate/ui/") {
+		return nil // the page and its files: served here, harmless to load
+	}
+	// Browsers say where a request comes from even when they send no
+	// Origin (a cross-site <img> or <script> GET); the API's callers are
+	// the page itself, or tools that are no browser.
+	if s := r.Header.Get("Sec-Fetch-Site"); s == "cross-site" || s == "same-site" {
+		return fmt.Errorf("a %s request to the API", s)
+	}
+	return nil
+}
+
+// originAllowed reports whether origin is one of the inspector's own: an
+// http or https origin with an allowed host. "null" and other opaque
+// origins are refused.
+func (in *inspector) originAllowed(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return false
+	}
+	return in.hosts[strings.ToLower(u.Host)]
+}
+
+// inspectServer serves the inspector page and forwards its API calls to
+// Caddy's admin endpoint. Caddy's admin endpoint refuses browser
+// navigations, which carry neither Origin nor Referer (its cross-site
+// protection), so a browser reaches the page through here; the forwarded
+// calls carry the admin endpoint's own origin, which is why the inspector
+// checks Host, Origin and, for calls that change state, inspectorHeader
+// itself before forwarding anything.
+func inspectServer(admin string, listen *net.TCPAddr, allowHosts []string) (http.Handler, error) {
+	hosts, err := inspectorHosts(listen, allowHosts)
+	if err != nil {
+		return nil, err
+	}
 	target := &url.URL{Scheme: "http", Host: admin}
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.Host = admin
 			pr.Out.Header.Set("Origin", "http://"+admin)
-			pr.Out.Header.Del("Referer")
+			// The admin endpoint needs none of these; credentials meant for
+			// a proxy in front go no further.
+			for _, h := range []string{"Referer", "Cookie", "Authorization", "Sec-Fetch-Mode", "Sec-Fetch-Site", "Sec-Fetch-Dest", "Sec-Fetch-User"} {
+				pr.Out.Header.Del(h)
+			}
+		},
+		ModifyResponse: func(resp *http.Response) error {
+			// The admin endpoint grants CORS to the origin it was sent,
+			// its own; none of that applies to the inspector's callers.
+			for k := range resp.Header {
+				if strings.HasPrefix(k, "Access-Control-") {
+					resp.Header.Del(k)
+				}
+			}
+			return nil
 		},
 	}
 	mux := http.NewServeMux()
@@ -83,32 +225,45 @@ func inspectServer(admin string) http.Handler {
 		}
 	})
 	mux.Handle("/hookgate/", proxy)
-	return mux
+	return &inspector{hosts: hosts, next: mux}, nil
 }
 
 func init() {
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "inspect",
-		Usage: "[--address localhost:2019] [--listen 127.0.0.1:2020]",
+		Usage: "[--address localhost:2019] [--listen 127.0.0.1:2020] [--allow-host name]...",
 		Short: "Serves the event inspector page for a browser, on loopback",
 		Long: `
 Serves the event inspector (events, details, attempts, replay, a chart of the
 last hour) and forwards its calls to Caddy's admin endpoint. It listens on
 loopback only unless told otherwise; anyone who can reach it can replay
-events.`,
+events and read stored requests.
+
+Like Caddy's admin endpoint, it answers only to its own Host names
+(localhost, 127.0.0.1 and [::1] on its port) and Origins, and takes calls
+that change state only from its own page. --allow-host adds a name, such as
+the site of a Caddy proxy in front that authenticates users: without a
+port it is accepted bare and on the inspector's port.`,
 		CobraFunc: func(cmd *cobra.Command) {
 			addAdminFlags(cmd)
 			cmd.Flags().String("listen", "127.0.0.1:2020", "address to serve the page on")
+			cmd.Flags().StringArray("allow-host", nil, "also answer to this host name[:port] (repeatable)")
 			cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 				admin, _ := cmd.Flags().GetString("address")
 				admin = strings.TrimPrefix(strings.TrimPrefix(admin, "http://"), "https://")
 				listen, _ := cmd.Flags().GetString("listen")
+				allow, _ := cmd.Flags().GetStringArray("allow-host")
 				ln, err := net.Listen("tcp", listen)
 				if err != nil {
 					return err
 				}
+				handler, err := inspectServer(admin, ln.Addr().(*net.TCPAddr), allow)
+				if err != nil {
+					ln.Close()
+					return err
+				}
 				fmt.Printf("event inspector: http://%s/hookgate/ui/ (admin API at %s)\n", ln.Addr(), admin)
-				srv := &http.Server{Handler: inspectServer(admin), ReadHeaderTimeout: 10 * time.Second}
+				srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 				return srv.Serve(ln)
 			}
 		},

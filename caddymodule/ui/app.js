@@ -1,6 +1,13 @@
 // The event inspector: plain JavaScript over the admin API it is served by.
 "use strict";
-const api = (path, opts) => fetch("/hookgate/" + path, opts).then(async (r) => {
+// Every call carries X-Hookgate-Inspector: a page on another site cannot send
+// it (the custom header needs a CORS preflight the inspector never grants), so
+// the inspector knows a replay or cancel came from this page.
+const api = (path, opts) => fetch("/hookgate/" + path, {
+  ...opts,
+  credentials: "same-origin",
+  headers: { ...(opts && opts.headers), "X-Hookgate-Inspector": "1" },
+}).then(async (r) => {
   const body = await r.json().catch(() => ({}));
   if (!r.ok) throw new Error(body.error || r.statusText);
   return body;
