@@ -61,6 +61,9 @@ type Config struct {
 	// ClaimSet is true when the file sets claim (an empty list claims nothing).
 	ClaimSet bool
 	ClaimPos Pos
+
+	// paths names the JSON path at each position, for a JSON configuration.
+	paths map[Pos]string
 }
 
 // Logging configures what the gateway logs about events.
@@ -281,10 +284,15 @@ type Response struct {
 type Error struct {
 	File string
 	Pos  Pos
+	// Path is where in a JSON configuration the error is, instead of Pos.
+	Path string
 	Msg  string
 }
 
 func (e *Error) Error() string {
+	if e.Path != "" {
+		return fmt.Sprintf("%s: %s: %s", e.File, e.Path, e.Msg)
+	}
 	if e.Pos.Line == 0 {
 		return fmt.Sprintf("%s: %s", e.File, e.Msg)
 	}
@@ -293,6 +301,9 @@ func (e *Error) Error() string {
 
 // Errorf builds an Error for this configuration's file.
 func (c *Config) Errorf(pos Pos, format string, args ...any) error {
+	if c.paths != nil {
+		return &Error{File: c.File, Path: c.paths[pos], Msg: fmt.Sprintf(format, args...)}
+	}
 	return &Error{File: c.File, Pos: pos, Msg: fmt.Sprintf(format, args...)}
 }
 
@@ -316,13 +327,21 @@ func Load(path string, opts Options) (*Config, error) {
 // Parse checks configuration text; path is used for error messages and to
 // resolve relative file names.
 func Parse(path string, data []byte, opts Options) (*Config, error) {
-	p := &parser{cfg: &Config{File: path}, expand: opts.Expand, dir: filepath.Dir(path)}
+	return parse(path, filepath.Dir(path), data, opts, false)
+}
+
+func parse(name, dir string, data []byte, opts Options, isJSON bool) (*Config, error) {
+	p := &parser{cfg: &Config{File: name}, expand: opts.Expand, dir: dir}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, p.yamlError(err)
 	}
 	if len(doc.Content) == 0 {
 		return nil, p.cfg.Errorf(Pos{}, "file is empty")
+	}
+	if isJSON {
+		p.cfg.paths = map[Pos]string{}
+		indexPaths(&doc, "", p.cfg.paths)
 	}
 	p.root(doc.Content[0])
 	p.check()
