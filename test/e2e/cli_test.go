@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// hookgateCommands are the subcommands of the one top-level `hookgate`
+// command that Hookgate adds to Caddy.
+var hookgateCommands = []string{"events", "replay", "stats", "send", "route", "validate-routes", "providers", "compact", "migrate"}
+
+func runBinary(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	out, err := exec.Command(binary, args...).CombinedOutput()
+	return string(out), err
+}
+
+// missingCommands returns the commands of want that help does not list
+// as "  name  short description".
+func missingCommands(help string, want []string) []string {
+	var missing []string
+	for _, name := range want {
+		found := false
+		for l := range strings.SplitSeq(help, "\n") {
+			f := strings.Fields(l)
+			if len(f) > 1 && f[0] == name && strings.HasPrefix(l, "  ") {
+				found = true
+				break
+			}
+		}
+		if !found {
+			missing = append(missing, name)
+		}
+	}
+	return missing
+}
+
+// TestCLICommandTree runs the binary's command line: Hookgate's commands
+// under `hookgate hookgate …` as in any xcaddy build, the short forms the
+// hookgate binary takes as aliases, the help that lists them, and Caddy's
+// own commands left alone.
+func TestCLICommandTree(t *testing.T) {
+	long, err := runBinary(t, "hookgate", "providers")
+	if err != nil {
+		t.Fatalf("hookgate hookgate providers: %v\n%s", err, long)
+	}
+	short, err := runBinary(t, "providers")
+	if err != nil {
+		t.Fatalf("hookgate providers: %v\n%s", err, short)
+	}
+	for _, want := range []string{"NAME", "stripe", "github", "slack", "shopify"} {
+		if !strings.Contains(long, want) {
+			t.Errorf("hookgate hookgate providers lacks %q:\n%s", want, long)
+		}
+	}
+	if short != long {
+		t.Errorf("the short form prints something else:\n%s\nwant:\n%s", short, long)
+	}
+
+	for _, args := range [][]string{{"help"}, {"--help"}, {"hookgate", "--help"}, {"help", "hookgate"}, {"hookgate"}} {
+		out, err := runBinary(t, args...)
+		if err != nil {
+			t.Errorf("%v: %v\n%s", args, err, out)
+			continue
+		}
+		if missing := missingCommands(out, hookgateCommands); len(missing) > 0 {
+			t.Errorf("hookgate %s does not list %v:\n%s", strings.Join(args, " "), missing, out)
+		}
+	}
+	// The root help still lists Caddy's commands, and `hookgate` among them.
+	if out, _ := runBinary(t, "help"); len(missingCommands(out, []string{"run", "validate", "adapt", "reload", "hookgate"})) > 0 {
+		t.Errorf("hookgate help lacks Caddy's commands:\n%s", out)
+	}
+
+	// A subcommand's own help, by either form.
+	for _, args := range [][]string{{"help", "events"}, {"events", "--help"}, {"hookgate", "events", "--help"}, {"help", "hookgate", "events"}} {
+		out, err := runBinary(t, args...)
+		if err != nil || !strings.Contains(out, "hookgate hookgate events list|show|replay|cancel") || !strings.Contains(out, "--status") {
+			t.Errorf("%v: %v\n%s", args, err, out)
+		}
+	}
+
+	if out, err := runBinary(t, "hookgate", "stat"); err == nil || !strings.Contains(out, `unknown command "stat"`) {
+		t.Errorf("an unknown subcommand: %v\n%s", err, out)
+	}
+	// Caddy's commands keep their names: `validate` is Caddy's, not
+	// validate-routes, and a Caddy command is not rewritten.
+	if out, err := runBinary(t, "validate", "--help"); err != nil || !strings.Contains(out, "hookgate validate --config") {
+		t.Errorf("hookgate validate --help: %v\n%s", err, out)
+	}
+	if out, err := runBinary(t, "version"); err != nil {
+		t.Errorf("hookgate version: %v\n%s", err, out)
+	}
+}
