@@ -1,40 +1,92 @@
 package caddymodule
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/ingest"
 )
 
 func init() {
-	httpcaddyfile.RegisterHandlerDirective("webhook_gateway", parseCaddyfile)
+	httpcaddyfile.RegisterDirective("webhook_gateway", parseDirective)
 	httpcaddyfile.RegisterDirectiveOrder("webhook_gateway", httpcaddyfile.Before, "reverse_proxy")
 }
 
-func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	var handler Handler
-	err := handler.UnmarshalCaddyfile(h.Dispenser)
-	return &handler, err
+// parseDirective reads the directive's own tokens, because a routes file
+// given by absolute path (/etc/caddy/routes.yaml) would otherwise be taken
+// for a path matcher. A first argument that names a .yaml, .yml or .json
+// file is the routes file; any other is a request matcher.
+func parseDirective(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error) {
+	if !h.Next() {
+		return nil, h.ArgErr()
+	}
+	var matcherSet caddy.ModuleMap
+	if h.NextArg() && !isRoutesFile(h.Val()) {
+		h.Reset()
+		h.Next()
+		ms, err := h.ExtractMatcherSet()
+		if err != nil {
+			return nil, err
+		}
+		matcherSet = ms
+	}
+	h.Reset()
+	handler := new(Handler)
+	if err := handler.UnmarshalCaddyfile(h.Dispenser); err != nil {
+		return nil, err
+	}
+	return h.NewRoute(matcherSet, handler), nil
+}
+
+// isRoutesFile tells a routes file from a matcher token by its extension.
+func isRoutesFile(token string) bool {
+	if strings.HasPrefix(token, "{") {
+		return true // a file named by a placeholder
+	}
+	if strings.ContainsAny(token, "*") || strings.HasPrefix(token, "@") {
+		return false
+	}
+	switch strings.ToLower(filepath.Ext(token)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
 }
 
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
 //
-//	webhook_gateway [<routes.yaml>] {
+//	webhook_gateway [<matcher>] [<routes.yaml>] {
 //	    config  <routes.yaml>
 //	    storage <file.db>
 //	}
 //
-// The short form names the routes file on the directive's line. In the block
-// form every sub-directive is optional, but a routes file must be given one
-// way or the other. Relative paths are taken from the Caddyfile's folder, as
-// Caddy's import does; paths with placeholders are left for Provision.
+// The short form names the routes file on the directive's line, by a
+// relative or absolute path ending in .yaml, .yml or .json; any other first
+// argument is a request matcher (/webhooks/*, @name). In the block form every
+// sub-directive is optional, but a routes file must be given one way or the
+// other.
+//
+// The routes file is read when the Caddyfile is adapted and inlined into the
+// handler's JSON, as Caddy's import does: `caddy adapt` shows the whole
+// gateway, and `caddy reload` applies an edited routes file. Errors in it
+// are reported as file:line:col at that moment. Relative paths are taken
+// from the Caddyfile's folder; a routes file named with placeholders
+// ({env.ROUTES}) is read when the configuration loads instead.
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
+	var routes string
 	if d.NextArg() {
-		h.Config = resolveFrom(d.File(), d.Val())
+		if !isRoutesFile(d.Val()) {
+			return d.Errf("%q is neither a matcher nor a routes file: name the routes file with its .yaml extension, or use the block form: webhook_gateway { config %s }", d.Val(), d.Val())
+		}
+		routes = resolveFrom(d.File(), d.Val())
 	}
 	if d.NextArg() {
 		return d.ArgErr()
@@ -45,10 +97,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.NextArg() {
 				return d.ArgErr()
 			}
-			if h.Config != "" {
+			if routes != "" {
 				return d.Err("routes file given twice")
 			}
-			h.Config = resolveFrom(d.File(), d.Val())
+			routes = resolveFrom(d.File(), d.Val())
 		case "storage":
 			if !d.NextArg() {
 				return d.ArgErr()
@@ -61,10 +113,39 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return d.ArgErr()
 		}
 	}
-	if h.Config == "" {
-		return d.Err("webhook_gateway needs a routes file: webhook_gateway <routes.yaml>")
+	if routes == "" {
+		return d.Err("webhook_gateway needs a routes file: webhook_gateway <routes.yaml>, or webhook_gateway <matcher> <routes.yaml> (a first argument that does not end in .yaml, .yml or .json is read as a request matcher)")
 	}
+	if strings.Contains(routes, "{") {
+		h.Config = routes
+		return nil
+	}
+	inline, err := inlineRoutes(routes)
+	if err != nil {
+		return d.Errf("%v", err)
+	}
+	h.Routes = inline
 	return nil
+}
+
+// inlineRoutes reads a routes file, checks it as the gateway would, and
+// returns the JSON the handler carries.
+func inlineRoutes(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading routes file: %w", err)
+	}
+	repl := caddy.NewReplacer()
+	cfg, err := config.Parse(path, data, config.Options{
+		Expand: func(s string) (string, error) { return repl.ReplaceOrErr(s, false, true) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ingest.Compile(cfg); err != nil {
+		return nil, err
+	}
+	return config.Inline(path, data)
 }
 
 func resolveFrom(caddyfilePath, p string) string {

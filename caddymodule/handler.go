@@ -3,6 +3,7 @@
 package caddymodule
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -24,8 +25,16 @@ func init() {
 // its routes file declares, and passes every other request to the next
 // handler untouched.
 type Handler struct {
-	// Config is the path of the routes.yaml file. Placeholders such as
-	// {env.HOOKGATE_ROUTES} are expanded.
+	// Routes is the gateway's whole configuration: storage, limits,
+	// upstreams, sources, routes, verification, dedup, claimed prefixes and
+	// logging, with the keys of routes.yaml (docs/configuration.md). The
+	// Caddyfile adapter fills it from routes.yaml. Secrets and paths keep
+	// their placeholders ({env.STRIPE_SECRET}) until the configuration
+	// loads; relative file names are taken from Caddy's working directory.
+	Routes json.RawMessage `json:"routes,omitempty"`
+	// Config names a routes.yaml file read when the configuration loads,
+	// instead of Routes. Placeholders such as {env.HOOKGATE_ROUTES} are
+	// expanded; relative file names inside are taken from its folder.
 	Config string `json:"config,omitempty"`
 	// Storage overrides the bbolt file path from routes.yaml. Default:
 	// Caddy's data directory/hookgate/hookgate.db.
@@ -48,20 +57,12 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 // when the configuration goes live.
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
-	if h.Config == "" {
-		return fmt.Errorf("webhook_gateway: no routes file configured")
-	}
 	repl := caddy.NewReplacer()
-	routesPath, err := repl.ReplaceOrErr(h.Config, true, true)
-	if err != nil {
-		return fmt.Errorf("webhook_gateway: config path: %w", err)
-	}
-	cfg, err := config.Load(routesPath, config.Options{
-		Expand: func(s string) (string, error) { return repl.ReplaceOrErr(s, false, true) },
-	})
+	cfg, err := h.loadConfig(repl)
 	if err != nil {
 		return err
 	}
+	routesPath := cfg.File
 	pipeline, err := ingest.Compile(cfg)
 	if err != nil {
 		return err
@@ -87,6 +88,27 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger.Info("webhook gateway provisioned",
 		zap.String("routes", routesPath), zap.String("storage", spec.key), zap.Int("sources", len(pipeline.Sources())))
 	return nil
+}
+
+// loadConfig reads the configuration the handler carries, or the routes
+// file it names.
+func (h *Handler) loadConfig(repl *caddy.Replacer) (*config.Config, error) {
+	opts := config.Options{
+		Expand: func(s string) (string, error) { return repl.ReplaceOrErr(s, false, true) },
+	}
+	switch {
+	case len(h.Routes) > 0 && h.Config != "":
+		return nil, fmt.Errorf("webhook_gateway: set routes or config, not both")
+	case len(h.Routes) > 0:
+		return config.ParseJSON("webhook_gateway routes", h.Routes, opts)
+	case h.Config != "":
+		path, err := repl.ReplaceOrErr(h.Config, true, true)
+		if err != nil {
+			return nil, fmt.Errorf("webhook_gateway: config path: %w", err)
+		}
+		return config.Load(path, opts)
+	}
+	return nil, fmt.Errorf("webhook_gateway: no configuration: set routes (the routes.yaml document as JSON) or config (a routes.yaml file)")
 }
 
 // resolveStore picks the store: JetStream when routes.yaml says so, else

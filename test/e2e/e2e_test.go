@@ -208,14 +208,14 @@ func TestGatewayEndToEnd(t *testing.T) {
 		if len(got) != 1 || got[0].URI != "/api/orders?x=1" || string(got[0].Body) != "hello" || got[0].Header.Get("Hookgate-Event-Id") != "" {
 			t.Fatalf("passthrough saw %+v", got)
 		}
-		// A webhook path with a trailing slash is not a source either.
+		// A source's path with a trailing slash is the source: verified, not passed on.
 		resp, err = http.Post(g.url("/webhooks/stripe/"), "text/plain", strings.NewReader("x"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if n := len(passthrough.all()); n != 2 {
-			t.Fatalf("near-miss path not passed through (%d requests)", n)
+		if n := len(passthrough.all()); n != 1 || resp.StatusCode != 401 {
+			t.Fatalf("unsigned POST to /webhooks/stripe/: %d, passed on %d times", resp.StatusCode, n-1)
 		}
 	})
 }

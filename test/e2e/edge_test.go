@@ -1,0 +1,105 @@
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rawRequest sends one request exactly as written, request target
+// included, and returns the status code.
+func rawRequest(t *testing.T, port int, method, target string, header map[string]string, body string) int {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\nContent-Length: %d\r\n", method, target, port, len(body))
+	for k, v := range header {
+		fmt.Fprintf(&b, "%s: %s\r\n", k, v)
+	}
+	b.WriteString("\r\n" + body)
+	if _, err := conn.Write([]byte(b.String())); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, target, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestPathVariantsNeverReachTheBackend sends unsigned requests to every
+// spelling of a source's path that a backend might route to its webhook
+// handler, and to unknown paths under the claimed prefix: none may reach the
+// handler behind the gateway, and none may be delivered.
+func TestPathVariantsNeverReachTheBackend(t *testing.T) {
+	up := newRecorder(t, "", nil)
+	passthrough := newRecorder(t, "", nil)
+	dir, port, admin := newGatewayDir(t, routesFor(up.addr), passthrough.addr)
+	g := startGateway(t, dir, port, admin)
+	body := `{"zen":"unsigned"}`
+	json := map[string]string{"Content-Type": "application/json"}
+
+	variants := []string{
+		"/webhooks/github", "/webhooks/github/", "/WEBHOOKS/github", "/webhooks//github", "//webhooks/github",
+		"/webhooks/github;x", "/webhooks;a=b/github", "/Webhooks/Github", "/webhooks/./github", "/webhooks/x/../github",
+		"/webhooks/github/.", "/webhooks%2Fgithub", "/webhooks%2fgithub", "/webhooks%252Fgithub", "/webhooks/%67ithub",
+		"/webhooks/GitHub%2F", `/webhooks\github`, "/webhooks/github?x=1", "/webhooks/github/?x=1", "/webhooks/github#frag",
+		"http://127.0.0.1/webhooks/github", "/webhooks/github%3Bx",
+	}
+	for _, v := range variants {
+		for _, method := range []string{"POST", "PUT", "PATCH", "DELETE", "GET", "OPTIONS"} {
+			status := rawRequest(t, port, method, v, json, body)
+			if status < 400 {
+				t.Errorf("unsigned %s %s answered %d", method, v, status)
+			}
+		}
+	}
+	// Under the claimed prefix /webhooks/, a path that names no source is 404.
+	for _, v := range []string{"/webhooks/unknown", "/webhooks/githubb", "/webhooks/", "/webhooks", "/WEBHOOKS/Stripe/x", "/webhooks/a/b/c"} {
+		if status := rawRequest(t, port, "POST", v, json, body); status != 404 {
+			t.Errorf("POST %s under the claimed prefix: %d, want 404", v, status)
+		}
+	}
+	if got := passthrough.all(); len(got) != 0 {
+		for _, r := range got {
+			t.Errorf("reached the backend unverified: %s %s", r.Method, r.URI)
+		}
+	}
+
+	// The variants are the source: a signed request to one is accepted and
+	// delivered with the path it came with.
+	github := newSigner(t, "github", "gh-e2e-secret")
+	signed := []byte(`{"zen":"signed variant"}`)
+	hdr := github.sign(t, signed, "")
+	hdr.Set("X-GitHub-Delivery", "variant-delivery-1")
+	status, resp, _ := g.post("/Webhooks//GitHub/", hdr, signed)
+	if status != 200 {
+		t.Fatalf("signed POST to a variant: %d", status)
+	}
+	id := resp.Get("Hookgate-Event-Id")
+	waitFor(t, "the delivery", 20*time.Second, func() bool { return len(up.byEvent()[id]) == 1 })
+	if uri := up.byEvent()[id][0].URI; uri != "/Webhooks//GitHub/" {
+		t.Errorf("delivered to %s", uri)
+	}
+
+	// Only paths outside every source and claim pass through.
+	if status := rawRequest(t, port, "POST", "/api/orders", json, body); status != 200 {
+		t.Fatalf("passthrough: %d", status)
+	}
+	if got := passthrough.all(); len(got) != 1 || got[0].URI != "/api/orders" {
+		t.Fatalf("passthrough saw %+v", got)
+	}
+	if len(up.all()) != 1 {
+		t.Fatalf("upstream got %d requests, want only the signed one", len(up.all()))
+	}
+}
