@@ -145,7 +145,7 @@ func runEvents(cmd *cobra.Command, args []string) error {
 	action := args[0]
 	needID := action != "list"
 	if needID != (len(args) == 2) {
-		return fmt.Errorf("usage: hookgate events list | show <id> | replay <id> | cancel <id>")
+		return fmt.Errorf("usage: %s list | show <id> | replay <id> | cancel <id>", cmd.CommandPath())
 	}
 	switch action {
 	case "list":
