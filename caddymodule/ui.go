@@ -229,7 +229,7 @@ func inspectServer(admin string, listen *net.TCPAddr, allowHosts []string) (http
 }
 
 func init() {
-	caddycmd.RegisterCommand(caddycmd.Command{
+	registerSubcommand(caddycmd.Command{
 		Name:  "inspect",
 		Usage: "[--address localhost:2019] [--listen 127.0.0.1:2020] [--allow-host name]...",
 		Short: "Serves the event inspector page for a browser, on loopback",
