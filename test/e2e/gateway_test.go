@@ -121,8 +121,15 @@ func writeFile(t *testing.T, path, content string) {
 
 func startGateway(t *testing.T, dir string, port, adminPort int) *gateway {
 	t.Helper()
+	return startGatewayWith(t, dir, port, adminPort, "run", "--config", filepath.Join(dir, "Caddyfile"), "--adapter", "caddyfile")
+}
+
+// startGatewayWith starts the binary in dir with the given arguments and
+// waits for its admin endpoint and its site on port.
+func startGatewayWith(t *testing.T, dir string, port, adminPort int, args ...string) *gateway {
+	t.Helper()
 	g := &gateway{t: t, dir: dir, port: port, adminPort: adminPort, log: &syncBuffer{}, exited: make(chan struct{})}
-	g.cmd = exec.Command(binary, "run", "--config", filepath.Join(dir, "Caddyfile"), "--adapter", "caddyfile")
+	g.cmd = exec.Command(binary, args...)
 	g.cmd.Dir = dir
 	g.cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
 	g.cmd.Stdout, g.cmd.Stderr = g.log, g.log
