@@ -40,7 +40,7 @@ func runCLI(t *testing.T, args ...string) (string, error) {
 	return out.String(), err
 }
 
-var formerTopLevel = []string{"events", "replay", "stats", "validate-routes", "route", "compact", "migrate", "providers", "send"}
+var formerTopLevel = []string{"events", "replay", "stats", "validate-routes", "route", "compact", "migrate", "providers", "send", "inspect"}
 
 // TestOneTopLevelCommand: this package adds `hookgate` to Caddy's commands
 // and none of the names it used to take, so it cannot collide with another
@@ -102,6 +102,7 @@ func TestCommandTree(t *testing.T) {
 		"compact":         {"storage"},
 		"migrate":         {"from", "routes", "config", "adapter"},
 		"providers":       {"json", "markdown"},
+		"inspect":         {"address", "listen"},
 	}
 	for name, want := range flags {
 		c, _, _ := root.Find([]string{CommandName, name})
@@ -170,33 +171,47 @@ sources:
 }
 
 // TestGatewayFromCaddyConfig: --config is Caddy's config; migrate finds the
-// routes file and the storage in its webhook_gateway handler.
+// gateway's configuration and its storage in the webhook_gateway handler.
 func TestGatewayFromCaddyConfig(t *testing.T) {
 	dir := t.TempDir()
+	routes := filepath.Join(dir, "conf", "routes.yaml")
+	writeTestFile(t, routes, `
+storage:
+  jetstream:
+    url: nats://10.0.0.1:4222
+upstreams:
+  legacy: {url: "http://127.0.0.1:2"}
+sources:
+  github:
+    path: /webhooks/github
+    provider: github
+    secrets: ["x"]
+    default: [legacy]
+`)
 	caddyfile := filepath.Join(dir, "Caddyfile")
 	writeTestFile(t, caddyfile, ":8080 {\n\twebhook_gateway ./conf/routes.yaml {\n\t\tstorage data/old.db\n\t}\n}\n")
 	gw, err := gatewayFromCaddyConfig(caddyfile, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gw.routes != filepath.Join(dir, "conf", "routes.yaml") || gw.storage != filepath.Join(dir, "data", "old.db") {
-		t.Errorf("from the Caddyfile: got %+v", gw)
+	if gw.cfg.Storage.JetStream == nil || gw.cfg.Storage.JetStream.URL != "nats://10.0.0.1:4222" || gw.storage != filepath.Join(dir, "data", "old.db") {
+		t.Errorf("from the Caddyfile: got %+v, storage %q", gw.cfg.Storage, gw.storage)
 	}
 
-	t.Setenv("HOOKGATE_TEST_ROUTES", "/etc/hookgate/routes.yaml")
+	t.Setenv("HOOKGATE_TEST_ROUTES", routes)
 	nested := filepath.Join(dir, "caddy.json")
 	writeTestFile(t, nested, `{"apps":{"http":{"servers":{"s":{"routes":[{"handle":[{"handler":"subroute","routes":[
 		{"handle":[{"handler":"webhook_gateway","config":"{env.HOOKGATE_TEST_ROUTES}"}]}]}]}]}}}}}`)
 	gw, err = gatewayFromCaddyConfig(nested, "")
-	if err != nil || gw.routes != "/etc/hookgate/routes.yaml" || gw.storage != "" {
-		t.Errorf("from nested JSON: got %+v, %v", gw, err)
+	if err != nil || gw.cfg.Storage.JetStream == nil || gw.name != routes || gw.storage != "" {
+		t.Errorf("from nested JSON naming the routes file: got %+v, %v", gw, err)
 	}
 
 	two := filepath.Join(dir, "two.json")
 	writeTestFile(t, two, `{"apps":{"http":{"servers":{"s":{"routes":[{"handle":[
 		{"handler":"webhook_gateway","config":"/a.yaml"},{"handler":"webhook_gateway","config":"/b.yaml"}]}]}}}}}`)
 	if _, err := gatewayFromCaddyConfig(two, ""); err == nil || !strings.Contains(err.Error(), "several webhook_gateway handlers") {
-		t.Errorf("two routes files: %v", err)
+		t.Errorf("two configurations: %v", err)
 	}
 	none := filepath.Join(dir, "none.json")
 	writeTestFile(t, none, `{"apps":{}}`)

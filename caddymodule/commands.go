@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -103,14 +104,14 @@ used the file must be stopped: it holds the file's lock.
 
 The routes file is named with --routes, or found through Caddy's config:
 --config (and --adapter) as for 'caddy run', the adjacent Caddyfile when
-neither is given. The webhook_gateway handler there names the routes file
-and, with its storage option, the default for --from. (A .yaml file given
+neither is given. Its webhook_gateway handler gives the gateway's
+configuration and, with its storage option, the default for --from. (A .yaml file given
 to --config without --adapter is read as a routes file, as older versions
 did.)`,
 		CobraFunc: func(cmd *cobra.Command) {
 			cmd.Flags().String("from", "", "path of the bbolt store file (default: the handler's storage, else Caddy's data dir/hookgate/hookgate.db)")
 			addRoutesFlag(cmd)
-			cmd.Flags().StringP("config", "c", "", "Caddy's config file, whose webhook_gateway handler names the routes file")
+			cmd.Flags().StringP("config", "c", "", "Caddy's config file, whose webhook_gateway handler gives the configuration")
 			cmd.Flags().StringP("adapter", "a", "", "name of the config adapter to use, as for 'caddy run'")
 			cmd.RunE = caddycmd.WrapCommandFuncForCobra(cmdMigrate)
 		},
@@ -317,30 +318,33 @@ func cmdCompact(fl caddycmd.Flags) (int, error) {
 func cmdMigrate(fl caddycmd.Flags) (int, error) {
 	from, routes := fl.String("from"), fl.String("routes")
 	caddyConfig, adapter := fl.String("config"), fl.String("adapter")
-	switch {
-	case routes != "" && (caddyConfig != "" || adapter != ""):
+	if routes != "" && (caddyConfig != "" || adapter != "") {
 		return caddy.ExitCodeFailedStartup, fmt.Errorf("give --routes or --config, not both")
-	case routes != "":
-	case adapter == "" && isYAMLFile(caddyConfig):
+	}
+	if routes == "" && adapter == "" && isYAMLFile(caddyConfig) {
 		// Older versions took the routes file with --config.
 		fmt.Fprintf(os.Stderr, "note: --config names Caddy's config; reading %s as a routes file (use --routes)\n", caddyConfig)
 		routes = caddyConfig
-	default:
+	}
+	var cfg *config.Config
+	if routes != "" {
+		_, c, err := loadRoutes(routes)
+		if err != nil {
+			return caddy.ExitCodeFailedStartup, err
+		}
+		cfg = c
+	} else {
 		gw, err := gatewayFromCaddyConfig(caddyConfig, adapter)
 		if err != nil {
 			return caddy.ExitCodeFailedStartup, err
 		}
-		routes = gw.routes
+		cfg, routes = gw.cfg, gw.name
 		if from == "" {
 			from = gw.storage
 		}
 	}
 	if from == "" {
 		from = filepath.Join(caddy.AppDataDir(), "hookgate", "hookgate.db")
-	}
-	_, cfg, err := loadRoutes(routes)
-	if err != nil {
-		return caddy.ExitCodeFailedStartup, err
 	}
 	js := cfg.Storage.JetStream
 	if js == nil {
@@ -389,15 +393,17 @@ func isYAMLFile(path string) bool {
 	return ext == ".yaml" || ext == ".yml"
 }
 
-// caddyGateway is what a Caddy config says about its webhook_gateway
-// handler: the routes file and the storage override, placeholders expanded.
+// caddyGateway is the webhook_gateway handler of a Caddy config: its
+// configuration, loaded as the handler loads it, and its storage override.
 type caddyGateway struct {
-	routes, storage string
+	cfg     *config.Config
+	name    string // what the configuration is called in messages
+	storage string
 }
 
 // gatewayFromCaddyConfig loads Caddy's config as 'caddy run' would (the
 // adjacent Caddyfile when file is empty) and returns its webhook_gateway
-// handler. Several handlers must share one routes file.
+// handler. Several handlers must carry the same configuration.
 func gatewayFromCaddyConfig(file, adapter string) (caddyGateway, error) {
 	raw, used, _, err := caddycmd.LoadConfig(file, adapter)
 	if err != nil {
@@ -410,15 +416,14 @@ func gatewayFromCaddyConfig(file, adapter string) (caddyGateway, error) {
 	if err := json.Unmarshal(raw, &tree); err != nil {
 		return caddyGateway{}, fmt.Errorf("%s: %w", used, err)
 	}
-	var found []caddyGateway
+	var found []json.RawMessage
 	var walk func(v any)
 	walk = func(v any) {
 		switch v := v.(type) {
 		case map[string]any:
 			if v["handler"] == "webhook_gateway" {
-				routes, _ := v["config"].(string)
-				storage, _ := v["storage"].(string)
-				found = append(found, caddyGateway{routes: routes, storage: storage})
+				b, _ := json.Marshal(v) // sorted keys: equal handlers are equal bytes
+				found = append(found, b)
 			}
 			for _, child := range v {
 				walk(child)
@@ -430,25 +435,29 @@ func gatewayFromCaddyConfig(file, adapter string) (caddyGateway, error) {
 		}
 	}
 	walk(tree)
-	repl := caddy.NewReplacer()
-	var gw caddyGateway
-	for i, f := range found {
-		if f.routes == "" {
-			return caddyGateway{}, fmt.Errorf("%s: a webhook_gateway handler names no routes file; give --routes", used)
-		}
-		if f.routes, err = repl.ReplaceOrErr(f.routes, true, true); err != nil {
-			return caddyGateway{}, fmt.Errorf("%s: routes file: %w", used, err)
-		}
-		if f.storage, err = repl.ReplaceOrErr(f.storage, true, true); err != nil {
-			return caddyGateway{}, fmt.Errorf("%s: storage: %w", used, err)
-		}
-		if i > 0 && f != gw {
-			return caddyGateway{}, fmt.Errorf("%s has several webhook_gateway handlers (routes %s and %s); give --routes and --from", used, gw.routes, f.routes)
-		}
-		gw = f
-	}
-	if len(found) == 0 {
+	switch {
+	case len(found) == 0:
 		return caddyGateway{}, fmt.Errorf("%s has no webhook_gateway handler; give --routes", used)
+	case slices.ContainsFunc(found[1:], func(b json.RawMessage) bool { return !bytes.Equal(b, found[0]) }):
+		return caddyGateway{}, fmt.Errorf("%s has several webhook_gateway handlers with different configurations; give --routes and --from", used)
+	}
+	var h Handler
+	if err := json.Unmarshal(found[0], &h); err != nil {
+		return caddyGateway{}, fmt.Errorf("%s: webhook_gateway: %w", used, err)
+	}
+	repl := caddy.NewReplacer()
+	cfg, err := h.loadConfig(repl)
+	if err != nil {
+		return caddyGateway{}, err
+	}
+	gw := caddyGateway{cfg: cfg, name: used}
+	if h.Config != "" {
+		gw.name = cfg.File
+	}
+	if h.Storage != "" {
+		if gw.storage, err = repl.ReplaceOrErr(h.Storage, true, true); err != nil {
+			return caddyGateway{}, fmt.Errorf("%s: webhook_gateway storage: %w", used, err)
+		}
 	}
 	return gw, nil
 }
