@@ -189,7 +189,7 @@ func loadRoutes(path string) (*ingest.Pipeline, *config.Config, error) {
 }
 
 func validateRoutes(path string) (int, error) {
-	_, cfg, err := loadRoutes(path)
+	p, cfg, err := loadRoutes(path)
 	if err != nil {
 		fmt.Println(err)
 		return 1, nil
@@ -199,7 +199,20 @@ func validateRoutes(path string) (int, error) {
 		routes += len(s.Routes)
 	}
 	fmt.Printf("%s: valid: %d sources, %d routes, %d upstreams\n", path, len(cfg.Sources), routes, len(cfg.Upstreams))
+	fmt.Printf("claimed prefixes (unknown paths under them get 404): %s\n", strings.Join(orNone(p.Claimed()), ", "))
+	unclaimed := p.Unclaimed()
+	slices.Sort(unclaimed)
+	for _, sp := range unclaimed {
+		fmt.Printf("warning: source path %s lies outside every claimed prefix: a mistyped path near it passes to the next handler unverified (set claim: in %s)\n", sp, path)
+	}
 	return 0, nil
+}
+
+func orNone(s []string) []string {
+	if len(s) == 0 {
+		return []string{"none"}
+	}
+	return s
 }
 
 func explainRoute(cmd *cobra.Command, path string) error {

@@ -260,3 +260,30 @@ func TestMetricsWithTwoStoresSharingNames(t *testing.T) {
 		t.Errorf("Caddy's own metrics are missing:\n%.2000s", metrics)
 	}
 }
+
+// TestValidateRoutesWarnsOutsideClaims: a source outside every claimed
+// prefix is valid but warned about.
+func TestValidateRoutesWarnsOutsideClaims(t *testing.T) {
+	dir := t.TempDir()
+	routes := filepath.Join(dir, "routes.yaml")
+	writeFile(t, routes, routesFor("127.0.0.1:1")+`  outside:
+    path: /stripe-hooks
+    provider: github
+    secrets: ["x-secret"]
+    default: [legacy]
+claim: [/webhooks/]
+`)
+	out, err := hookgateCmd(t, dir, "validate-routes", routes)
+	if err != nil {
+		t.Fatalf("validate-routes: %v\n%s", err, out)
+	}
+	for _, want := range []string{"valid: 5 sources", "claimed prefixes (unknown paths under them get 404): /webhooks/",
+		"warning: source path /stripe-hooks lies outside every claimed prefix"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "warning:") != 1 {
+		t.Errorf("sources inside the claim were warned about:\n%s", out)
+	}
+}
