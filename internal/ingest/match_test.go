@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
 	"github.com/hookgate/hookgate/internal/config"
 )
 
@@ -136,5 +140,37 @@ sources:
 	_, err = Compile(cfg)
 	if err == nil || !strings.Contains(err.Error(), "routes.yaml:10:3: source b: path /Hooks/GitHub/ matches the same requests as source a") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// Refused requests are logged at INFO with source, reason and client IP,
+// never a header value; a flood is sampled down.
+func TestRejectionsLoggedAtInfoSampled(t *testing.T) {
+	h := newHarness(t)
+	core, logs := observer.New(zapcore.InfoLevel)
+	h.p.Attach(h.store, nil, zap.New(core), nil)
+	h.p.SetClientIP(func(*http.Request) string { return "203.0.113.7" })
+	const flood = 1000
+	for range flood {
+		h.send("/webhooks/github", http.Header{"X-Hub-Signature-256": {"sha256=deadbeef-secret-looking"}}, []byte(`{}`))
+	}
+	entries := logs.FilterMessage("request rejected").All()
+	if len(entries) == 0 || len(entries) > flood/4 {
+		t.Fatalf("%d rejection lines for %d refused requests", len(entries), flood)
+	}
+	e := entries[0]
+	if e.Level != zapcore.InfoLevel {
+		t.Fatalf("logged at %s", e.Level)
+	}
+	fields := e.ContextMap()
+	if fields["source"] != "github" || fields["reason"] != "malformed_signature" || fields["client_ip"] != "203.0.113.7" {
+		t.Fatalf("fields %v", fields)
+	}
+	for _, entry := range logs.All() {
+		for k, v := range entry.ContextMap() {
+			if s, ok := v.(string); ok && strings.Contains(s, "deadbeef") {
+				t.Fatalf("a header value was logged in %s: %s", k, s)
+			}
+		}
 	}
 }
