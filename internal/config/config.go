@@ -18,6 +18,9 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/hookgate/hookgate/internal/deliver"
+	"github.com/hookgate/hookgate/internal/verify"
 )
 
 // Defaults, kept in one place.
@@ -105,41 +108,19 @@ type JetStream struct {
 // DefaultJetStreamStream names the store's streams when stream is not set.
 const DefaultJetStreamStream = "HOOKGATE"
 
-// Upstream is a delivery destination.
+// Upstream is a delivery destination: the engine's settings, filled and
+// defaulted here, plus what only the configuration knows.
 type Upstream struct {
-	Name string
-	// URL is the base address; the request's path and query are appended.
-	URL *url.URL
-	// Timeout bounds one delivery attempt.
-	Timeout time.Duration
-	// Concurrency bounds the deliveries in flight to this upstream.
-	Concurrency int
-	// Retry is the retry policy for failed attempts.
-	Retry RetryPolicy
-	// Rate bounds attempts per second (0 = unbounded); Burst is the bucket size.
-	Rate  float64
-	Burst int
-	// Breaker opens the circuit when too many attempts fail.
-	Breaker Breaker
+	// Upstream holds the name, URL, timeout, concurrency, retry policy, rate
+	// limit and breaker, as the delivery engine takes them.
+	deliver.Upstream
 	// OrderingKey, when set, is an expression whose value groups deliveries
 	// that must go out one at a time in arrival order.
 	OrderingKey    string
 	OrderingKeyPos Pos
-	// Sign re-signs deliveries for the backend.
-	Sign Sign
-	Pos  Pos
-}
-
-// Breaker configures an upstream's circuit breaker.
-type Breaker struct {
-	// FailureRatio opens the circuit when this share of the recent attempts failed (0 = off).
-	FailureRatio float64
-	// Window is how far back attempts count.
-	Window time.Duration
-	// MinRequests is how many attempts in the window it takes to judge.
-	MinRequests int
-	// Cooldown is how long the circuit stays open before a probe.
-	Cooldown time.Duration
+	// Resign says how deliveries are re-signed for the backend (key sign).
+	Resign Sign
+	Pos    Pos
 }
 
 // Sign says how deliveries are re-signed for the backend.
@@ -151,20 +132,6 @@ type Sign struct {
 	Secret string
 	Pos    Pos
 }
-
-// RetryPolicy says how often and how far apart failed deliveries are retried.
-type RetryPolicy struct {
-	MaxAttempts     int
-	InitialInterval time.Duration
-	MaxInterval     time.Duration
-	// MaxAge gives up on an event this long after it was received (0 = never).
-	MaxAge time.Duration
-	// RetryOn lists what is retried: status codes, "5xx", "4xx", "network".
-	RetryOn []string
-}
-
-// DefaultRetryOn is what is retried unless an upstream says otherwise.
-var DefaultRetryOn = []string{"408", "429", "5xx", "network"}
 
 // Source is one webhook endpoint.
 type Source struct {
@@ -180,7 +147,8 @@ type Source struct {
 	// PublicURL is the URL the provider signs, for schemes that sign the URL.
 	PublicURL string
 	// Verify is a declarative scheme for providers without a preset.
-	Verify *VerifySpec
+	Verify    *verify.Spec
+	VerifyPos Pos
 	// Dedup overrides the preset's deduplication key and window.
 	Dedup Dedup
 	// Default lists the upstreams that receive events no route matched.
@@ -203,24 +171,6 @@ type Source struct {
 	Pos            Pos
 	// ProviderPos, SecretsPos and DefaultPos locate those keys for later errors.
 	ProviderPos, SecretsPos, DefaultPos Pos
-}
-
-// VerifySpec is the declarative HMAC scheme.
-type VerifySpec struct {
-	Algorithm       string
-	Header          string
-	Prefix          string
-	Separator       string
-	PairSeparator   string
-	SignatureKey    string
-	TimestampKey    string
-	Encoding        string
-	Content         string
-	TimestampHeader string
-	TimestampUnit   string
-	IDHeader        string
-	SecretEncoding  string
-	Pos             Pos
 }
 
 // Dedup configures deduplication of provider retries.
@@ -601,14 +551,16 @@ func (p *parser) upstreams(n *yaml.Node) {
 			continue
 		}
 		up := &Upstream{
-			Name:        name,
-			Timeout:     DefaultTimeout,
-			Concurrency: DefaultConcurrency,
-			Retry: RetryPolicy{
-				MaxAttempts:     DefaultMaxAttempts,
-				InitialInterval: DefaultInitialInterval,
-				MaxInterval:     DefaultMaxInterval,
-				RetryOn:         DefaultRetryOn,
+			Upstream: deliver.Upstream{
+				Name:        name,
+				Timeout:     DefaultTimeout,
+				Concurrency: DefaultConcurrency,
+				Retry: deliver.RetryPolicy{
+					MaxAttempts:     DefaultMaxAttempts,
+					InitialInterval: DefaultInitialInterval,
+					MaxInterval:     DefaultMaxInterval,
+					RetryOn:         deliver.DefaultRetryOn,
+				},
 			},
 			Pos: pos(key),
 		}
@@ -637,12 +589,13 @@ func (p *parser) upstreams(n *yaml.Node) {
 					"max_interval":     func(_, v *yaml.Node) { up.Retry.MaxInterval = p.duration(v, what+".retry.max_interval") },
 					"max_age":          func(_, v *yaml.Node) { up.Retry.MaxAge = p.duration(v, what+".retry.max_age") },
 					"retry_on": func(_, v *yaml.Node) {
-						up.Retry.RetryOn = p.strList(v, what+".retry.retry_on")
-						for _, item := range up.Retry.RetryOn {
-							if !validRetryOn(item) {
-								p.errorf(v, "%s.retry.retry_on: %q is not a status code, 4xx, 5xx or network", what, item)
+						items := p.strList(v, what+".retry.retry_on")
+						for i, item := range items {
+							if _, err := deliver.ParseRetryOn([]string{item}); err != nil {
+								p.errorf(itemNode(v, i), "%s.%v", what+".retry", err)
 							}
 						}
+						up.Retry.RetryOn, _ = deliver.ParseRetryOn(items)
 					},
 				})
 			},
@@ -655,7 +608,7 @@ func (p *parser) upstreams(n *yaml.Node) {
 			},
 			"burst": func(_, v *yaml.Node) { up.Burst = p.integer(v, what+".burst", 1) },
 			"breaker": func(_, v *yaml.Node) {
-				up.Breaker = Breaker{FailureRatio: 0.5, Window: time.Minute, MinRequests: 10, Cooldown: 30 * time.Second}
+				up.Breaker = deliver.BreakerPolicy{FailureRatio: 0.5, Window: time.Minute, MinRequests: 10, Cooldown: 30 * time.Second}
 				p.fields(v, what+".breaker", map[string]func(k, v *yaml.Node){
 					"failure_ratio": func(_, v *yaml.Node) {
 						var r float64
@@ -680,17 +633,17 @@ func (p *parser) upstreams(n *yaml.Node) {
 				}
 			},
 			"sign": func(k, v *yaml.Node) {
-				up.Sign.Pos = pos(k)
+				up.Resign.Pos = pos(k)
 				p.fields(v, what+".sign", map[string]func(k, v *yaml.Node){
 					"scheme": func(_, v *yaml.Node) {
-						up.Sign.Scheme = p.str(v, what+".sign.scheme")
-						if up.Sign.Scheme != "standard-webhooks" && up.Sign.Scheme != "source" {
-							p.errorf(v, "%s.sign.scheme must be standard-webhooks or source, got %q", what, up.Sign.Scheme)
+						up.Resign.Scheme = p.str(v, what+".sign.scheme")
+						if up.Resign.Scheme != "standard-webhooks" && up.Resign.Scheme != "source" {
+							p.errorf(v, "%s.sign.scheme must be standard-webhooks or source, got %q", what, up.Resign.Scheme)
 						}
 					},
-					"secret": func(_, v *yaml.Node) { up.Sign.Secret = p.expanded(v, what+".sign.secret") },
+					"secret": func(_, v *yaml.Node) { up.Resign.Secret = p.expanded(v, what+".sign.secret") },
 				})
-				if up.Sign.Scheme == "standard-webhooks" && up.Sign.Secret == "" {
+				if up.Resign.Scheme == "standard-webhooks" && up.Resign.Secret == "" {
 					p.errorf(k, "%s.sign: the standard-webhooks scheme needs a secret (whsec_…)", what)
 				}
 			},
@@ -772,7 +725,7 @@ func (p *parser) source(key, n *yaml.Node) *Source {
 			src.OtherModeTo, src.OtherModeToPos = p.strList(v, what+".other_mode_to"), pos(v)
 		},
 		"public_url": func(_, v *yaml.Node) { src.PublicURL = p.expanded(v, what+".public_url") },
-		"verify":     func(k, v *yaml.Node) { src.Verify = p.verify(k, v, what+".verify") },
+		"verify":     func(k, v *yaml.Node) { src.Verify, src.VerifyPos = p.verify(v, what+".verify"), pos(k) },
 		"dedup": func(_, v *yaml.Node) {
 			if v.Kind == yaml.ScalarNode && (v.Value == "off" || v.Value == "false") {
 				src.Dedup.Disabled = true
@@ -842,8 +795,8 @@ func (p *parser) listNodes(n *yaml.Node, what string) []*yaml.Node {
 	return n.Content
 }
 
-func (p *parser) verify(key, n *yaml.Node, what string) *VerifySpec {
-	v := &VerifySpec{Pos: pos(key)}
+func (p *parser) verify(n *yaml.Node, what string) *verify.Spec {
+	v := &verify.Spec{}
 	set := func(dst *string, name string) func(_, v *yaml.Node) {
 		return func(_, node *yaml.Node) { *dst = p.str(node, what+"."+name) }
 	}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/hookgate/hookgate/internal/deliver"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -84,7 +85,7 @@ func TestParseValid(t *testing.T) {
 	}
 	legacy := cfg.Upstreams["legacy"]
 	if legacy.URL.String() != "http://127.0.0.1:9000/base" || legacy.Timeout != 3*time.Second || legacy.Concurrency != 4 ||
-		!reflect.DeepEqual(legacy.Retry, RetryPolicy{MaxAttempts: 3, InitialInterval: time.Second, MaxInterval: 10 * time.Second, RetryOn: DefaultRetryOn}) {
+		!reflect.DeepEqual(legacy.Retry, deliver.RetryPolicy{MaxAttempts: 3, InitialInterval: time.Second, MaxInterval: 10 * time.Second, RetryOn: deliver.DefaultRetryOn}) {
 		t.Errorf("legacy upstream: %+v", legacy)
 	}
 	billing := cfg.Upstreams["billing"]
@@ -297,13 +298,13 @@ sources:
 	}
 	b := cfg.Upstreams["billing"]
 	if cfg.MaxPending != 5000 || b.Rate != 10 || b.Burst != 5 || b.Retry.MaxAge != 24*time.Hour ||
-		!reflect.DeepEqual(b.Retry.RetryOn, []string{"429", "5xx", "network"}) {
+		!reflect.DeepEqual(b.Retry.RetryOn, deliver.RetryOn{Codes: map[int]bool{429: true}, Class5xx: true, Network: true}) {
 		t.Errorf("upstream: %+v", b)
 	}
-	if b.Breaker != (Breaker{FailureRatio: 0.3, Window: 30 * time.Second, MinRequests: 10, Cooldown: 30 * time.Second}) {
+	if b.Breaker != (deliver.BreakerPolicy{FailureRatio: 0.3, Window: 30 * time.Second, MinRequests: 10, Cooldown: 30 * time.Second}) {
 		t.Errorf("breaker: %+v", b.Breaker)
 	}
-	if b.OrderingKey != "body.data.object.id" || b.Sign.Scheme != "standard-webhooks" || b.Sign.Secret == "" {
+	if b.OrderingKey != "body.data.object.id" || b.Resign.Scheme != "standard-webhooks" || b.Resign.Secret == "" {
 		t.Errorf("ordering/sign: %+v", b)
 	}
 	bad := map[string]string{

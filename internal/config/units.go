@@ -75,12 +75,3 @@ func ParseRate(s string) (float64, error) {
 	}
 	return 0, fmt.Errorf("invalid rate unit in %q (use s, m or h)", s)
 }
-
-func validRetryOn(s string) bool {
-	switch s {
-	case "4xx", "5xx", "network":
-		return true
-	}
-	code, err := strconv.Atoi(s)
-	return err == nil && code >= 100 && code <= 599
-}

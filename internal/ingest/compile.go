@@ -90,38 +90,14 @@ func Compile(cfg *config.Config) (*Pipeline, error) {
 		p.claims = defaultClaims(keys)
 	}
 	for name, up := range cfg.Upstreams {
-		retryOn, err := deliver.ParseRetryOn(up.Retry.RetryOn)
-		if err != nil {
-			errs = append(errs, cfg.Errorf(up.Pos, "upstream %s: %v", name, err))
-		}
-		p.upstreams[name] = deliver.Upstream{
-			Name:        name,
-			URL:         up.URL,
-			Timeout:     up.Timeout,
-			Concurrency: up.Concurrency,
-			Retry: deliver.RetryPolicy{
-				MaxAttempts:     up.Retry.MaxAttempts,
-				InitialInterval: up.Retry.InitialInterval,
-				MaxInterval:     up.Retry.MaxInterval,
-				MaxAge:          up.Retry.MaxAge,
-				RetryOn:         retryOn,
-			},
-			Rate:  up.Rate,
-			Burst: up.Burst,
-			Breaker: deliver.BreakerPolicy{
-				FailureRatio: up.Breaker.FailureRatio,
-				Window:       up.Breaker.Window,
-				MinRequests:  up.Breaker.MinRequests,
-				Cooldown:     up.Breaker.Cooldown,
-			},
-		}
+		p.upstreams[name] = up.Upstream
 		sign, err := resigner(cfg, up)
 		if err != nil {
 			errs = append(errs, err)
 		}
 		u := p.upstreams[name]
 		u.Sign = sign
-		u.SignID = up.Sign.Scheme
+		u.SignID = up.Resign.Scheme
 		p.upstreams[name] = u
 		if up.OrderingKey != "" {
 			prog, err := route.CompileKey(up.OrderingKey)
@@ -220,13 +196,7 @@ func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 		if src.Mode != "" {
 			return nil, cfg.Errorf(src.ModePos, "source %s: mode needs a provider preset that marks test and live events", src.Name)
 		}
-		v := src.Verify
-		spec := verify.Spec{
-			Algorithm: v.Algorithm, Header: v.Header, Prefix: v.Prefix, Separator: v.Separator,
-			SignatureKey: v.SignatureKey, TimestampKey: v.TimestampKey, PairSeparator: v.PairSeparator,
-			Encoding: v.Encoding, Content: v.Content, TimestampHeader: v.TimestampHeader,
-			TimestampUnit: v.TimestampUnit, IDHeader: v.IDHeader, SecretEncoding: v.SecretEncoding,
-		}
+		spec := *src.Verify
 		if spec.TimestampHeader != "" || spec.TimestampKey != "" {
 			spec.Tolerance = 5 * time.Minute
 		}
@@ -238,7 +208,7 @@ func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 		if err != nil {
 			at := src.SecretsPos
 			if !strings.HasPrefix(err.Error(), "secret") {
-				at = src.Verify.Pos
+				at = src.VerifyPos
 			}
 			return nil, cfg.Errorf(at, "source %s: %v", src.Name, err)
 		}

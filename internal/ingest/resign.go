@@ -19,7 +19,7 @@ import (
 //     fresh timestamp, replacing the provider's signature, so a delivery
 //     retried an hour late still passes the backend's tolerance check.
 func resigner(cfg *config.Config, up *config.Upstream) (func(*http.Request, *store.Event, time.Time) error, error) {
-	switch up.Sign.Scheme {
+	switch up.Resign.Scheme {
 	case "":
 		return nil, nil
 	case "standard-webhooks":
@@ -28,10 +28,10 @@ func resigner(cfg *config.Config, up *config.Upstream) (func(*http.Request, *sto
 		if err != nil {
 			return nil, err
 		}
-		if _, err := verify.DecodeSecret("whsec", up.Sign.Secret); err != nil {
-			return nil, cfg.Errorf(up.Sign.Pos, "upstream %s: sign.secret: %v", up.Name, err)
+		if _, err := verify.DecodeSecret("whsec", up.Resign.Secret); err != nil {
+			return nil, cfg.Errorf(up.Resign.Pos, "upstream %s: sign.secret: %v", up.Name, err)
 		}
-		secret := up.Sign.Secret
+		secret := up.Resign.Secret
 		return func(req *http.Request, ev *store.Event, now time.Time) error {
 			h, err := signer.Sign(secret, verify.Message{Body: ev.Body, ID: ev.ID.String(), Time: now})
 			if err != nil {
@@ -61,7 +61,7 @@ func resigner(cfg *config.Config, up *config.Upstream) (func(*http.Request, *sto
 			signer, err = verify.SignerFor(preset)
 		}
 		if !ok || err != nil || len(src.Secrets) == 0 || preset.BodyUnsigned || preset.KeyKind != "" {
-			return nil, cfg.Errorf(up.Sign.Pos, "upstream %s: sign: source cannot re-sign events of source %s (only presets signed with a shared secret can)", up.Name, src.Name)
+			return nil, cfg.Errorf(up.Resign.Pos, "upstream %s: sign: source cannot re-sign events of source %s (only presets signed with a shared secret can)", up.Name, src.Name)
 		}
 		signers[src.Name] = sourceSigner{signer: signer, secret: src.Secrets[0], idHeader: preset.Spec.IDHeader, publicURL: src.PublicURL}
 	}
