@@ -52,6 +52,9 @@ type Config struct {
 	Upstreams map[string]*Upstream
 	// Sources are the webhook endpoints, in file order.
 	Sources []*Source
+	// MaxInflightBody bounds the body bytes held by all requests being read
+	// at once; past it, requests get 503 (0 = the default, 256 MiB).
+	MaxInflightBody int64
 	// MaxPending is the number of pending deliveries past which ingest
 	// answers 503 (0 = no bound).
 	MaxPending int
@@ -514,6 +517,13 @@ func (p *parser) root(n *yaml.Node) {
 		},
 		"upstreams":   func(_, v *yaml.Node) { p.upstreams(v) },
 		"max_pending": func(_, v *yaml.Node) { cfg.MaxPending = p.integer(v, "max_pending", 1) },
+		"max_inflight_body": func(_, v *yaml.Node) {
+			size, err := ParseSize(p.str(v, "max_inflight_body"))
+			if err != nil || size <= 0 {
+				p.errorf(v, "max_inflight_body: want a size such as 256MiB")
+			}
+			cfg.MaxInflightBody = size
+		},
 		"logging": func(_, v *yaml.Node) {
 			p.fields(v, "logging", map[string]func(k, v *yaml.Node){
 				"bodies":      func(_, v *yaml.Node) { cfg.Logging.Bodies = p.boolean(v, "logging.bodies") },

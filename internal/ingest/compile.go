@@ -120,6 +120,10 @@ func Compile(cfg *config.Config) (*Pipeline, error) {
 	}
 	p.maxPending = int64(cfg.MaxPending)
 	p.bodyTimeout = DefaultBodyTimeout
+	p.bodies = &bodyBudget{limit: cfg.MaxInflightBody}
+	if p.bodies.limit == 0 {
+		p.bodies.limit = DefaultInflightBodyBytes
+	}
 	if cfg.Logging.Bodies {
 		p.masker = newMasker(cfg.Logging.MaskFields)
 	}

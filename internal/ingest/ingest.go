@@ -38,6 +38,8 @@ type Pipeline struct {
 	masker     *masker // set when bodies are logged
 	// bodyTimeout bounds reading a request body.
 	bodyTimeout time.Duration
+	// bodies is the budget of body bytes held by requests being read.
+	bodies *bodyBudget
 
 	store  store.Store
 	notify func(upstream string)
@@ -154,8 +156,15 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if d := p.bodyTimeout; d > 0 {
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
 	}
-	body, err := readBody(http.MaxBytesReader(w, r.Body, p.maxBody), r.ContentLength)
+	body, reserved, err := readBody(http.MaxBytesReader(w, r.Body, p.maxBody), r.ContentLength, p.bodies)
+	defer p.bodies.release(reserved)
 	if err != nil {
+		if errors.Is(err, errBodyBudget) {
+			w.Header().Set("Retry-After", retryAfterSeconds)
+			plain(w, http.StatusServiceUnavailable, "too many requests in flight, retry later")
+			p.reject(r, src, "inflight_bodies", nil)
+			return
+		}
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			plain(w, http.StatusRequestEntityTooLarge, "request body too large")
@@ -328,17 +337,6 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // readBody reads the whole body in one allocation when its length is known.
 // The server stops a body at its Content-Length, so reading that many bytes
 // reads all of it.
-func readBody(body io.Reader, contentLength int64) ([]byte, error) {
-	if contentLength <= 0 {
-		return io.ReadAll(body)
-	}
-	buf := make([]byte, contentLength)
-	if _, err := io.ReadFull(body, buf); err != nil {
-		return nil, err
-	}
-	return buf, nil
-}
-
 func methodNotAllowed(w http.ResponseWriter) {
 	w.Header().Set("Allow", http.MethodPost)
 	plain(w, http.StatusMethodNotAllowed, "method not allowed")

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -101,5 +103,61 @@ func TestPathVariantsNeverReachTheBackend(t *testing.T) {
 	}
 	if len(up.all()) != 1 {
 		t.Fatalf("upstream got %d requests, want only the signed one", len(up.all()))
+	}
+}
+
+// rssKB reads a process's resident set size, or its peak with "VmHWM".
+func rssKB(t *testing.T, pid int, field string) int {
+	t.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, _ := strconv.Atoi(strings.Fields(rest)[0])
+			return kb
+		}
+	}
+	t.Fatalf("no %s in /proc/%d/status", field, pid)
+	return 0
+}
+
+// TestDeclaredLengthCostsNothing holds waves of connections that declare a
+// 5 MiB body and send a few bytes: the gateway holds only what arrived.
+func TestDeclaredLengthCostsNothing(t *testing.T) {
+	up := newRecorder(t, "", nil)
+	routes := strings.Replace(routesFor(up.addr), "max_body: 64KiB", "max_body: 5MiB", 1)
+	dir, port, admin := newGatewayDir(t, routes, "127.0.0.1:1")
+	g := startGateway(t, dir, port, admin)
+	before := rssKB(t, g.cmd.Process.Pid, "VmRSS")
+	const conns, waves = 200, 3
+	for range waves {
+		var open []net.Conn
+		for range conns {
+			c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(c, "POST /webhooks/github HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"zen\":", 5<<20)
+			open = append(open, c)
+		}
+		time.Sleep(500 * time.Millisecond) // let the gateway start reading every one
+		for _, c := range open {
+			c.Close()
+		}
+	}
+	peak := rssKB(t, g.cmd.Process.Pid, "VmHWM")
+	t.Logf("RSS before %d MiB, peak %d MiB after %d waves of %d stalled 5 MiB declarations", before>>10, peak>>10, waves, conns)
+	if grown := peak - before; grown > 150<<10 {
+		t.Fatalf("peak RSS grew by %d MiB for %d stalled connections (each declared 5 MiB)", grown>>10, conns)
+	}
+	// The gateway still serves.
+	github := newSigner(t, "github", "gh-e2e-secret")
+	body := []byte(`{"zen":"after the waves"}`)
+	hdr := github.sign(t, body, "")
+	hdr.Set("X-GitHub-Delivery", "after-waves")
+	if status, _, text := g.post("/webhooks/github", hdr, body); status != 200 {
+		t.Fatalf("after the waves: %d %s", status, text)
 	}
 }
