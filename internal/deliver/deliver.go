@@ -702,12 +702,17 @@ var hopHeaders = []string{
 func buildRequest(ctx context.Context, cfg Upstream, t store.Task, attempt int) (*http.Request, error) {
 	ev, d := t.Event, t.Delivery
 	target := *cfg.URL
-	path := ev.Path
+	target.Path, target.RawPath = joinPath(cfg.URL.Path, ev.Path), ""
 	if d.Path != "" {
-		path = d.Path // a route's rewrite
+		// A route's rewrite is stored escaped, each value one segment: keep
+		// that escaping rather than escape it a second time.
+		raw := joinPath(cfg.URL.EscapedPath(), d.Path)
+		unescaped, err := url.PathUnescape(raw)
+		if err != nil {
+			return nil, fmt.Errorf("route path %q: %w", d.Path, err)
+		}
+		target.Path, target.RawPath = unescaped, raw
 	}
-	target.Path = joinPath(cfg.URL.Path, path)
-	target.RawPath = ""
 	switch {
 	case cfg.URL.RawQuery == "":
 		target.RawQuery = ev.RawQuery

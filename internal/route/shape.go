@@ -64,6 +64,26 @@ func (t *Template) Render(env *Env, escape func(string) string) (string, error) 
 	return b.String(), nil
 }
 
+// renderPath renders a path template into an escaped path: each value is
+// one path segment, and a value that would climb the path ("." or "..") is
+// refused rather than let a sender steer the delivery elsewhere.
+func (t *Template) renderPath(env *Env) (string, error) {
+	var climbing string
+	p, err := t.Render(env, func(v string) string {
+		if v == "." || v == ".." {
+			climbing = v
+		}
+		return url.PathEscape(v)
+	})
+	if err != nil {
+		return "", err
+	}
+	if climbing != "" {
+		return "", fmt.Errorf("a value of %q would climb the path", climbing)
+	}
+	return p, nil
+}
+
 func (t *Template) needsBody() bool {
 	for _, p := range t.parts {
 		if p.expr != nil && p.expr.NeedsBody() {
@@ -115,7 +135,7 @@ func (s *Shape) Apply(env *Env) (*Shaped, error) {
 	}
 	out := &Shaped{RemoveHeaders: s.RemoveHeaders}
 	if s.Path != nil {
-		p, err := s.Path.Render(env, url.PathEscape)
+		p, err := s.Path.renderPath(env)
 		if err != nil {
 			return nil, fmt.Errorf("path: %w", err)
 		}
