@@ -18,7 +18,7 @@ sources:
   github:
     path: /webhooks/github
     provider: github
-    secrets: ["{env.GH_SECRET}", "x-secret"]
+    secrets: ["{env.GH_SECRET}", "x-secret-0123456789"]
     default: [legacy]
 `
 

@@ -140,7 +140,7 @@ sources:
   stripe:
     path: /webhooks/stripe
     provider: stripe
-    secrets: ["whsec_x"]
+    secrets: ["whsec_x-0123456789abcdef"]
     default: [legacy]
     routes:
       - name: payments
@@ -185,7 +185,7 @@ sources:
   github:
     path: /webhooks/github
     provider: github
-    secrets: ["x"]
+    secrets: ["x-0123456789abcdef"]
     default: [legacy]
 `)
 	caddyfile := filepath.Join(dir, "Caddyfile")

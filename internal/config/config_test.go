@@ -50,7 +50,7 @@ sources:
       encoding: hex
       content: "{timestamp}.{body}"
       timestamp_header: X-Crm-Timestamp
-    secrets: [plain-secret]
+    secrets: [plain-secret-0123456789]
     dedup:
       key: 'headers["x-crm-delivery"]'
       window: 72h
@@ -73,7 +73,7 @@ func expandEnv(env map[string]string) Options {
 }
 
 func TestParseValid(t *testing.T) {
-	cfg, err := Parse("/etc/hookgate/routes.yaml", []byte(validConfig), expandEnv(map[string]string{"NEW": "whsec_new", "OLD": "whsec_old"}))
+	cfg, err := Parse("/etc/hookgate/routes.yaml", []byte(validConfig), expandEnv(map[string]string{"NEW": "whsec_new-0123456789", "OLD": "whsec_old-0123456789"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestParseValid(t *testing.T) {
 		t.Fatalf("sources out of file order: %v", cfg.Sources)
 	}
 	stripe := cfg.Sources[0]
-	if strings.Join(stripe.Secrets, ",") != "whsec_new,whsec_old" {
+	if strings.Join(stripe.Secrets, ",") != "whsec_new-0123456789,whsec_old-0123456789" {
 		t.Errorf("secrets %v: unset placeholder should be dropped", stripe.Secrets)
 	}
 	if len(stripe.Routes) != 2 || stripe.Routes[1].To[0] != "legacy" || stripe.Routes[1].Schema != "/etc/hookgate/schemas/invoice.json" {
@@ -114,7 +114,7 @@ func TestParseValid(t *testing.T) {
 func TestParseErrors(t *testing.T) {
 	base := "upstreams:\n  legacy:\n    url: http://127.0.0.1:9000\n"
 	source := func(extra string) string {
-		return base + "sources:\n  s:\n    path: /hook\n    provider: github\n    secrets: [x]\n" + extra
+		return base + "sources:\n  s:\n    path: /hook\n    provider: github\n    secrets: [x-0123456789abcdef]\n" + extra
 	}
 	cases := []struct {
 		name, yaml, want string
@@ -126,10 +126,10 @@ func TestParseErrors(t *testing.T) {
 		{"no secret", base + "sources:\n  s:\n    path: /hook\n    verify:\n      header: X\n    secrets: [\"{env.NOPE}\"]\n", "routes.yaml:9:5: source s: no secret configured"},
 		{"path without slash", strings.Replace(source(""), "/hook", "hook", 1), "path must start with /"},
 		{"provider and verify", source("    verify:\n      header: X\n"), "provider and verify exclude each other"},
-		{"neither provider nor verify", base + "sources:\n  s:\n    path: /hook\n    secrets: [x]\n", "set provider (a preset) or verify"},
+		{"neither provider nor verify", base + "sources:\n  s:\n    path: /hook\n    secrets: [x-0123456789abcdef]\n", "set provider (a preset) or verify"},
 		{"route without to", source("    routes:\n      - when: 'true'\n"), "routes.yaml:10:9: source s.routes[0]: to is required"},
 		{"route without condition", source("    routes:\n      - to: [legacy]\n"), "set when, schema, or both"},
-		{"duplicate path", source("  t:\n    path: /hook\n    provider: github\n    secrets: [x]\n"), "path /hook is already used by source s"},
+		{"duplicate path", source("  t:\n    path: /hook\n    provider: github\n    secrets: [x-0123456789abcdef]\n"), "path /hook is already used by source s"},
 		{"bad url scheme", "upstreams:\n  legacy:\n    url: ftp://x\n" + strings.TrimPrefix(source(""), base), "routes.yaml:3:10: upstream legacy.url: scheme must be http or https"},
 		{"missing url", "upstreams:\n  legacy:\n    timeout: 1s\n" + strings.TrimPrefix(source(""), base), "upstream legacy: url is required"},
 		{"repeated key", source("    path: /again\n"), "key \"path\" appears twice"},
@@ -144,7 +144,7 @@ func TestParseErrors(t *testing.T) {
 		{"jetstream replicas", "storage:\n  jetstream:\n    url: nats://x\n    replicas: 7\n" + source(""), "replicas: 7 is more than JetStream's 5"},
 		{"jetstream and path", "storage:\n  path: x.db\n  jetstream:\n    url: nats://x\n" + source(""), "routes.yaml:4:5: storage: path and jetstream exclude each other"},
 		{"jetstream and ordering", "storage:\n  jetstream:\n    url: nats://x\n" + "upstreams:\n  legacy:\n    url: http://x\n    ordering:\n      key: body.id\n" + strings.TrimPrefix(source(""), base), "routes.yaml:8:12: upstream legacy: ordering is not available with storage.jetstream"},
-		{"jetstream upstream name", "storage:\n  jetstream:\n    url: nats://x\n" + "upstreams:\n  legacy.v2:\n    url: http://x\n" + strings.Replace(strings.TrimPrefix(source(""), base), "secrets: [x]", "secrets: [x]\n    default: [legacy.v2]", 1), "upstream legacy.v2: with storage.jetstream an upstream name must be"},
+		{"jetstream upstream name", "storage:\n  jetstream:\n    url: nats://x\n" + "upstreams:\n  legacy.v2:\n    url: http://x\n" + strings.Replace(strings.TrimPrefix(source(""), base), "secrets: [x-0123456789abcdef]", "secrets: [x-0123456789abcdef]\n    default: [legacy.v2]", 1), "upstream legacy.v2: with storage.jetstream an upstream name must be"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -166,7 +166,7 @@ func TestParseErrors(t *testing.T) {
 
 func TestParseJetStream(t *testing.T) {
 	cfg, err := Parse("routes.yaml", []byte("storage:\n  retention: 3d\n  jetstream:\n    url: '{env.NATS}'\n    replicas: 3\n    credentials: hg.creds\n"+
-		"upstreams:\n  app:\n    url: http://x\nsources:\n  s:\n    path: /h\n    provider: github\n    secrets: [x]\n    default: [app]\n"),
+		"upstreams:\n  app:\n    url: http://x\nsources:\n  s:\n    path: /h\n    provider: github\n    secrets: [x-0123456789abcdef]\n    default: [app]\n"),
 		Options{Expand: func(s string) (string, error) {
 			return strings.ReplaceAll(s, "{env.NATS}", "nats://a:4222,nats://b:4222"), nil
 		}})
@@ -180,7 +180,7 @@ func TestParseJetStream(t *testing.T) {
 }
 
 func TestParseReportsEveryError(t *testing.T) {
-	yaml := "upstreams:\n  a:\n    url: nope\n    timeout: x\nsources:\n  s:\n    path: /h\n    provider: github\n    secrets: [x]\n    default: [b]\n"
+	yaml := "upstreams:\n  a:\n    url: nope\n    timeout: x\nsources:\n  s:\n    path: /h\n    provider: github\n    secrets: [x-0123456789abcdef]\n    default: [b]\n"
 	_, err := Parse("r.yaml", []byte(yaml), Options{})
 	if err == nil {
 		t.Fatal("accepted")
@@ -236,7 +236,7 @@ func TestUnits(t *testing.T) {
 
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(validConfig))
-	f.Add([]byte("sources: {a: {path: /x, provider: github, secrets: [s]}}"))
+	f.Add([]byte("sources: {a: {path: /x, provider: github, secrets: [s-0123456789abcdef]}}"))
 	f.Add([]byte("{{{"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := Parse("fuzz.yaml", data, Options{})
@@ -289,7 +289,7 @@ sources:
   s:
     path: /h
     provider: stripe
-    secrets: [x]
+    secrets: [x-0123456789abcdef]
     default: [billing]
 `
 	cfg, err := Parse("r.yaml", []byte(yaml), Options{})
@@ -317,7 +317,7 @@ sources:
 		"sign:\n      scheme: standard-webhooks": "needs a secret",
 	}
 	for frag, want := range bad {
-		y := "upstreams:\n  u:\n    url: http://x\n    " + frag + "\nsources:\n  s:\n    path: /h\n    provider: stripe\n    secrets: [x]\n"
+		y := "upstreams:\n  u:\n    url: http://x\n    " + frag + "\nsources:\n  s:\n    path: /h\n    provider: stripe\n    secrets: [x-0123456789abcdef]\n"
 		if _, err := Parse("r.yaml", []byte(y), Options{}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want %q", frag, err, want)
 		}

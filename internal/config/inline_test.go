@@ -25,7 +25,7 @@ sources:
   zeta:
     path: /hooks/zeta
     provider: github
-    secrets: ["{env.GH_SECRET}", "plain-secret"]
+    secrets: ["{env.GH_SECRET}", "plain-secret-0123456789"]
     default: [legacy]
     routes:
       - name: invoices
@@ -43,7 +43,7 @@ sources:
       header: X-Sig
       encoding: hex
       content: "{body}"
-    secrets: [s3cret]
+    secrets: [s3cret-0123456789]
     validate: schemas/invoice.yaml
     dedup: {key: 'headers["x-id"]', window: 1h}
     default: [legacy]

@@ -83,7 +83,7 @@ func TestBodyBudgetRefusesPastTheCap(t *testing.T) {
 	}
 	waitUntil(t, "both requests reading", func() bool { return h.p.bodies.used.Load() == 2*firstChunk })
 	body := []byte(`{"zen":"third"}`)
-	hdr := sign(t, "github", "gh-secret", body)
+	hdr := sign(t, "github", "gh-secret-0123456789", body)
 	hdr.Set("X-GitHub-Delivery", "budget-3")
 	rec := h.send("/webhooks/github", hdr, body)
 	if rec.Code != 503 || rec.Header().Get("Retry-After") == "" {

@@ -31,12 +31,12 @@ sources:
   github:
     path: /webhooks/github
     provider: github
-    secrets: [gh-secret]
+    secrets: [gh-secret-0123456789]
     default: [legacy]
   stripe:
     path: /webhooks/stripe
     provider: stripe
-    secrets: [whsec_new, whsec_old]
+    secrets: [whsec_new-0123456789, whsec_old-0123456789]
     default: [legacy]
     routes:
       - name: payments
@@ -52,7 +52,7 @@ sources:
       prefix: "sha256="
       content: "{timestamp}.{body}"
       timestamp_header: X-Crm-Timestamp
-    secrets: [crm-secret]
+    secrets: [crm-secret-0123456789]
     dedup:
       key: 'headers["x-crm-delivery"]'
     response:
@@ -112,7 +112,7 @@ func (h *harness) pending(t testing.TB, upstream string) []store.Task {
 func TestAcceptsVerifiedEvent(t *testing.T) {
 	h := newHarness(t)
 	body := []byte(`{"action":"opened"}`)
-	hdr := sign(t, "github", "gh-secret", body)
+	hdr := sign(t, "github", "gh-secret-0123456789", body)
 	hdr.Set("X-GitHub-Delivery", "d-1")
 	rec := h.send("/webhooks/github", hdr, body)
 	if rec.Code != 200 {
@@ -142,17 +142,17 @@ func TestAcceptsVerifiedEvent(t *testing.T) {
 func TestRejections(t *testing.T) {
 	h := newHarness(t)
 	body := []byte(`{"id":"evt_1","type":"customer.created"}`)
-	good := sign(t, "stripe", "whsec_new", body)
+	good := sign(t, "stripe", "whsec_new-0123456789", body)
 	stale := func() http.Header {
 		p, _ := verify.Lookup("stripe")
-		s, _ := verify.New(p.Spec, []string{"whsec_new"})
-		hdr, _ := s.Sign("whsec_new", verify.Message{Body: body, Time: testNow.Add(-10 * time.Minute)})
+		s, _ := verify.New(p.Spec, []string{"whsec_new-0123456789"})
+		hdr, _ := s.Sign("whsec_new-0123456789", verify.Message{Body: body, Time: testNow.Add(-10 * time.Minute)})
 		return hdr
 	}()
 	future := func() http.Header {
 		p, _ := verify.Lookup("stripe")
-		s, _ := verify.New(p.Spec, []string{"whsec_new"})
-		hdr, _ := s.Sign("whsec_new", verify.Message{Body: body, Time: testNow.Add(10 * time.Minute)})
+		s, _ := verify.New(p.Spec, []string{"whsec_new-0123456789"})
+		hdr, _ := s.Sign("whsec_new-0123456789", verify.Message{Body: body, Time: testNow.Add(10 * time.Minute)})
 		return hdr
 	}()
 	tampered := append([]byte(nil), body...)
@@ -169,8 +169,8 @@ func TestRejections(t *testing.T) {
 		{"tampered body", good, tampered, 401},
 		{"stale timestamp", stale, body, 401},
 		{"future timestamp", future, body, 401},
-		{"too large", sign(t, "stripe", "whsec_new", bytes.Repeat([]byte("a"), 8192)), bytes.Repeat([]byte("a"), 8192), 413},
-		{"signed but not JSON", sign(t, "stripe", "whsec_new", []byte("id=evt_1")), []byte("id=evt_1"), 400},
+		{"too large", sign(t, "stripe", "whsec_new-0123456789", bytes.Repeat([]byte("a"), 8192)), bytes.Repeat([]byte("a"), 8192), 413},
+		{"signed but not JSON", sign(t, "stripe", "whsec_new-0123456789", []byte("id=evt_1")), []byte("id=evt_1"), 400},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -187,7 +187,7 @@ func TestRejections(t *testing.T) {
 		t.Fatalf("rejected requests stored %d deliveries", n)
 	}
 	// The old secret still verifies (rotation), and the real event goes in.
-	if rec := h.send("/webhooks/stripe", sign(t, "stripe", "whsec_old", body), body); rec.Code != 200 {
+	if rec := h.send("/webhooks/stripe", sign(t, "stripe", "whsec_old-0123456789", body), body); rec.Code != 200 {
 		t.Fatalf("old secret: %d", rec.Code)
 	}
 }
@@ -197,7 +197,7 @@ func TestChunkedBodyOverLimit(t *testing.T) {
 	body := bytes.Repeat([]byte("a"), 8192)
 	req := httptest.NewRequest(http.MethodPost, "/webhooks/github", io.MultiReader(bytes.NewReader(body)))
 	req.ContentLength = -1
-	for k, v := range sign(t, "github", "gh-secret", body) {
+	for k, v := range sign(t, "github", "gh-secret-0123456789", body) {
 		req.Header[k] = v
 	}
 	rec := httptest.NewRecorder()
@@ -235,7 +235,7 @@ func TestRoutingFanOut(t *testing.T) {
 	}
 	for id, ev := range events {
 		body := []byte(ev.body)
-		if rec := h.send("/webhooks/stripe", sign(t, "stripe", "whsec_new", body), body); rec.Code != 200 {
+		if rec := h.send("/webhooks/stripe", sign(t, "stripe", "whsec_new-0123456789", body), body); rec.Code != 200 {
 			t.Fatalf("%s: %d %s", id, rec.Code, rec.Body)
 		}
 	}
@@ -257,11 +257,11 @@ func TestRoutingFanOut(t *testing.T) {
 func TestDeclarativeSourceAndCustomResponse(t *testing.T) {
 	h := newHarness(t)
 	body := []byte(`{"contact":"x"}`)
-	p, err := verify.New(verify.Spec{Header: "X-Crm-Signature", Prefix: "sha256=", Content: "{timestamp}.{body}", TimestampHeader: "X-Crm-Timestamp"}, []string{"crm-secret"})
+	p, err := verify.New(verify.Spec{Header: "X-Crm-Signature", Prefix: "sha256=", Content: "{timestamp}.{body}", TimestampHeader: "X-Crm-Timestamp"}, []string{"crm-secret-0123456789"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hdr, _ := p.Sign("crm-secret", verify.Message{Body: body, Time: testNow})
+	hdr, _ := p.Sign("crm-secret-0123456789", verify.Message{Body: body, Time: testNow})
 	hdr.Set("X-Crm-Delivery", "crm-1")
 	rec := h.send("/webhooks/crm", hdr, body)
 	if rec.Code != 202 || rec.Body.String() != "ok" {
@@ -280,7 +280,7 @@ func TestStoreUnavailable(t *testing.T) {
 	h := newHarness(t)
 	h.store.Close()
 	body := []byte(`{"action":"opened"}`)
-	rec := h.send("/webhooks/github", sign(t, "github", "gh-secret", body), body)
+	rec := h.send("/webhooks/github", sign(t, "github", "gh-secret-0123456789", body), body)
 	if rec.Code != 503 || rec.Header().Get("Retry-After") == "" {
 		t.Fatalf("closed store: %d %v", rec.Code, rec.Header())
 	}
@@ -293,15 +293,15 @@ func TestCompileErrors(t *testing.T) {
 	cases := []struct {
 		name, source, want string
 	}{
-		{"unknown provider", "    provider: strpe\n    secrets: [x]\n", `routes.yaml:7:15: source s: unknown provider "strpe"; did you mean stripe?`},
-		{"bad expression", "    provider: github\n    secrets: [x]\n    routes:\n      - when: 'body.type ==='\n        to: [legacy]\n", "routes.yaml:10:15: route line 10: when: invalid expression"},
-		{"type error", "    provider: github\n    secrets: [x]\n    routes:\n      - when: 'path > 5'\n        to: [legacy]\n", "when: invalid expression"},
-		{"bad dedup key", "    provider: github\n    secrets: [x]\n    dedup:\n      key: 'headers[['\n", "routes.yaml:10:12: source s: dedup.key: invalid expression"},
-		{"schema missing", "    provider: github\n    secrets: [x]\n    routes:\n      - schema: ./nope.json\n        to: [legacy]\n", "routes.yaml:10:17: route line 10: schema"},
-		{"schema invalid", "    provider: github\n    secrets: [x]\n    routes:\n      - schema: " + badSchema + "\n        to: [legacy]\n", "routes.yaml:10:17"},
+		{"unknown provider", "    provider: strpe\n    secrets: [x-0123456789abcdef]\n", `routes.yaml:7:15: source s: unknown provider "strpe"; did you mean stripe?`},
+		{"bad expression", "    provider: github\n    secrets: [x-0123456789abcdef]\n    routes:\n      - when: 'body.type ==='\n        to: [legacy]\n", "routes.yaml:10:15: route line 10: when: invalid expression"},
+		{"type error", "    provider: github\n    secrets: [x-0123456789abcdef]\n    routes:\n      - when: 'path > 5'\n        to: [legacy]\n", "when: invalid expression"},
+		{"bad dedup key", "    provider: github\n    secrets: [x-0123456789abcdef]\n    dedup:\n      key: 'headers[['\n", "routes.yaml:10:12: source s: dedup.key: invalid expression"},
+		{"schema missing", "    provider: github\n    secrets: [x-0123456789abcdef]\n    routes:\n      - schema: ./nope.json\n        to: [legacy]\n", "routes.yaml:10:17: route line 10: schema"},
+		{"schema invalid", "    provider: github\n    secrets: [x-0123456789abcdef]\n    routes:\n      - schema: " + badSchema + "\n        to: [legacy]\n", "routes.yaml:10:17"},
 		{"no secret for a preset", "    provider: github\n    secrets: [\"{env.UNSET}\"]\n", "routes.yaml:8:5: source s: no secret configured"},
 		{"bad whsec secret", "    provider: svix\n    secrets: [\"whsec_***\"]\n", "routes.yaml:8:5: source s: secret 1: not a whsec_ base64 secret"},
-		{"bad declarative scheme", "    verify:\n      header: X\n      algorithm: md5\n    secrets: [x]\n", "routes.yaml:7:5: source s: unknown algorithm"},
+		{"bad declarative scheme", "    verify:\n      header: X\n      algorithm: md5\n    secrets: [x-0123456789abcdef]\n", "routes.yaml:7:5: source s: unknown algorithm"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -329,7 +329,7 @@ func BenchmarkIngest(b *testing.B) {
 	h := newHarness(b)
 	body := bytes.Repeat([]byte(`{"action":"opened","number":1234,"pad":"xxxxxxxxxxxxxxxx"},`), 32)
 	body = append(append([]byte(`[`), body[:len(body)-1]...), ']')
-	hdr := sign(b, "github", "gh-secret", body)
+	hdr := sign(b, "github", "gh-secret-0123456789", body)
 	var seq atomic.Int64
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
@@ -399,10 +399,10 @@ sources:
   mailgun:
     path: /webhooks/mailgun
     provider: mailgun
-    secrets: [mg-key]
+    secrets: [mg-key-0123456789]
     default: [app]
 `, filepath.Join(t.TempDir(), "hookgate.db"))
-	signature := verify.MailgunSignature("mg-key", "tok-1", testNow)
+	signature := verify.MailgunSignature("mg-key-0123456789", "tok-1", testNow)
 	event := func(id string) []byte {
 		b, _ := json.Marshal(map[string]any{"signature": signature, "event-data": map[string]any{"id": id, "event": "delivered"}})
 		return b
@@ -419,7 +419,7 @@ sources:
 	if forged.Code != 401 {
 		t.Fatalf("a captured signature on another event: %d %s", forged.Code, forged.Body)
 	}
-	other := verify.MailgunSignature("mg-key", "tok-2", testNow)
+	other := verify.MailgunSignature("mg-key-0123456789", "tok-2", testNow)
 	b, _ := json.Marshal(map[string]any{"signature": other, "event-data": map[string]any{"id": "ev-2"}})
 	if rec := h.send("/webhooks/mailgun", nil, b); rec.Code != 200 {
 		t.Fatalf("a new token: %d", rec.Code)

@@ -95,7 +95,7 @@ func TestPathVariantsAreVerified(t *testing.T) {
 		if rec := h.send(p, http.Header{}, body); rec.Code != 401 {
 			t.Errorf("unsigned POST %s: %d, want 401", p, rec.Code)
 		}
-		hdr := sign(t, "github", "gh-secret", body)
+		hdr := sign(t, "github", "gh-secret-0123456789", body)
 		hdr.Set("X-GitHub-Delivery", "variant "+p)
 		if rec := h.send(p, hdr, body); rec.Code != 200 {
 			t.Errorf("signed POST %s: %d, want 200: %s", p, rec.Code, rec.Body)
@@ -125,12 +125,12 @@ sources:
   a:
     path: /hooks/github
     provider: github
-    secrets: [x]
+    secrets: [x-0123456789abcdef]
     default: [u]
   b:
     path: /Hooks/GitHub/
     provider: github
-    secrets: [x]
+    secrets: [x-0123456789abcdef]
     default: [u]
 `
 	cfg, err := config.Parse("routes.yaml", []byte(yaml), config.Options{})

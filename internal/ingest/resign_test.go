@@ -88,12 +88,12 @@ func TestResigningRefusesUnsignableSources(t *testing.T) {
 }
 
 func TestBackpressure(t *testing.T) {
-	const routes = "max_pending: 2\nupstreams:\n  u:\n    url: http://x\nsources:\n  gh:\n    path: /gh\n    provider: github\n    secrets: [s]\n    default: [u]\n"
+	const routes = "max_pending: 2\nupstreams:\n  u:\n    url: http://x\nsources:\n  gh:\n    path: /gh\n    provider: github\n    secrets: [s-0123456789abcdef]\n    default: [u]\n"
 	h, _ := routingHarness(t, routes)
 	codes := []int{}
 	for i := range 3 {
 		body := []byte(`{"n":` + string(rune('0'+i)) + `}`)
-		hdr := sign(t, "github", "s", body)
+		hdr := sign(t, "github", "s-0123456789abcdef", body)
 		hdr.Set("X-GitHub-Delivery", string(rune('a'+i)))
 		codes = append(codes, h.send("/gh", hdr, body).Code)
 	}
@@ -107,12 +107,12 @@ func TestBackpressure(t *testing.T) {
 }
 
 func TestOrderingKeyAtIngest(t *testing.T) {
-	const routes = "upstreams:\n  u:\n    url: http://x\n    ordering:\n      key: body.data.object.customer\nsources:\n  gh:\n    path: /gh\n    provider: github\n    secrets: [s]\n    default: [u]\n"
+	const routes = "upstreams:\n  u:\n    url: http://x\n    ordering:\n      key: body.data.object.customer\nsources:\n  gh:\n    path: /gh\n    provider: github\n    secrets: [s-0123456789abcdef]\n    default: [u]\n"
 	h, _ := routingHarness(t, routes)
 	st := h.store
 	for i, cus := range []string{"cus_1", "cus_1", "cus_2"} {
 		body := []byte(`{"n":` + string(rune('0'+i)) + `,"data":{"object":{"customer":"` + cus + `"}}}`)
-		hdr := sign(t, "github", "s", body)
+		hdr := sign(t, "github", "s-0123456789abcdef", body)
 		if rec := h.send("/gh", hdr, body); rec.Code != 200 {
 			t.Fatalf("status %d", rec.Code)
 		}

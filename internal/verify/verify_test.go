@@ -194,13 +194,13 @@ func TestHeaderProblems(t *testing.T) {
 func TestSecretRotation(t *testing.T) {
 	now := time.Unix(1700000000, 0)
 	body := []byte(`{"id":"evt_2"}`)
-	old := mustScheme(t, "stripe", "whsec_old")
-	signed, _ := old.Sign("whsec_old", Message{Body: body, Time: now})
-	both := mustScheme(t, "stripe", "whsec_new", "whsec_old")
+	old := mustScheme(t, "stripe", "whsec_old-0123456789")
+	signed, _ := old.Sign("whsec_old-0123456789", Message{Body: body, Time: now})
+	both := mustScheme(t, "stripe", "whsec_new-0123456789", "whsec_old-0123456789")
 	if err := both.Verify(&Request{Body: body, Header: signed, Now: now}); err != nil {
 		t.Fatalf("old secret in second slot rejected: %v", err)
 	}
-	onlyNew := mustScheme(t, "stripe", "whsec_new")
+	onlyNew := mustScheme(t, "stripe", "whsec_new-0123456789")
 	if err := onlyNew.Verify(&Request{Body: body, Header: signed, Now: now}); !errors.Is(err, ErrInvalidSignature) {
 		t.Fatalf("retired secret accepted: %v", err)
 	}

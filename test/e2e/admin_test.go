@@ -55,12 +55,12 @@ sources:
   github:
     path: /webhooks/github
     provider: github
-    secrets: [gh-e2e-secret]
+    secrets: [gh-e2e-secret-0123456789]
     default: [legacy]
 `, up.addr)
 	dir, port, admin := newGatewayDir(t, routes, passthrough.addr)
 	g := startGateway(t, dir, port, admin)
-	github := newSigner(t, "github", "gh-e2e-secret")
+	github := newSigner(t, "github", "gh-e2e-secret-0123456789")
 	var ids []string
 	for i := range 3 {
 		body := []byte(fmt.Sprintf(`{"n":%d}`, i))

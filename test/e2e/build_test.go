@@ -68,7 +68,7 @@ func tail(s string, n int) string {
 // gateway from starting, with the file, line and reason, and that the store
 // is not created for a configuration that was refused.
 func TestInvalidRoutesRefusedAtStart(t *testing.T) {
-	dir, _, _ := newGatewayDir(t, "upstreams:\n  legacy:\n    url: http://127.0.0.1:1\nsources:\n  s:\n    path: /h\n    provider: github\n    secrets: [x]\n    default: [legacyy]\n", "127.0.0.1:1")
+	dir, _, _ := newGatewayDir(t, "upstreams:\n  legacy:\n    url: http://127.0.0.1:1\nsources:\n  s:\n    path: /h\n    provider: github\n    secrets: [x-0123456789abcdef]\n    default: [legacyy]\n", "127.0.0.1:1")
 	cmd := exec.Command(binary, "run", "--config", filepath.Join(dir, "Caddyfile"))
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)

@@ -49,7 +49,7 @@ func TestCaddyNativeConfig(t *testing.T) {
 }
 `, admin, dir, port, routes, passthrough.addr))
 	g := startGateway(t, dir, port, admin)
-	github := newSigner(t, "github", "gh-e2e-secret")
+	github := newSigner(t, "github", "gh-e2e-secret-0123456789")
 	body := []byte(`{"zen":"absolute"}`)
 	hdr := github.sign(t, body, "")
 	hdr.Set("X-GitHub-Delivery", "abs-1")
@@ -95,7 +95,7 @@ func TestCaddyNativeConfig(t *testing.T) {
 		edited := routesFor(up.addr) + `  added:
     path: /webhooks/added
     provider: github
-    secrets: ["added-secret"]
+    secrets: ["added-secret-0123456789"]
     default: [legacy]
 `
 		writeFile(t, routes, edited)
@@ -107,7 +107,7 @@ func TestCaddyNativeConfig(t *testing.T) {
 		if status := rawRequest(t, port, "POST", "/webhooks/added", nil, "{}"); status != 401 {
 			t.Fatalf("after the reload, unsigned POST to the new source: %d, want 401", status)
 		}
-		added := newSigner(t, "github", "added-secret")
+		added := newSigner(t, "github", "added-secret-0123456789")
 		b := []byte(`{"zen":"added"}`)
 		h := added.sign(t, b, "")
 		h.Set("X-GitHub-Delivery", "added-1")
@@ -145,7 +145,7 @@ func TestJSONConfigRunsAGateway(t *testing.T) {
   "apps": {"http": {"servers": {"hooks": {"listen": [":%d"], "routes": [
     {"handle": [{"handler": "webhook_gateway", "storage": %q, "routes": {
       "upstreams": {"legacy": {"url": "http://%s", "retry": {"initial_interval": "50ms", "max_interval": "200ms"}}},
-      "sources": {"github": {"path": "/webhooks/github", "provider": "github", "secrets": ["json-secret"], "default": ["legacy"]}}
+      "sources": {"github": {"path": "/webhooks/github", "provider": "github", "secrets": ["json-secret-0123456789"], "default": ["legacy"]}}
     }}]},
     {"handle": [{"handler": "static_response", "status_code": 299}]}
   ]}}}}
@@ -153,7 +153,7 @@ func TestJSONConfigRunsAGateway(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "caddy.json"), cfg)
 	g := startGatewayWith(t, dir, port, admin, "run", "--config", filepath.Join(dir, "caddy.json"))
 
-	github := newSigner(t, "github", "json-secret")
+	github := newSigner(t, "github", "json-secret-0123456789")
 	body := []byte(`{"zen":"json"}`)
 	hdr := github.sign(t, body, "")
 	hdr.Set("X-GitHub-Delivery", "json-1")
@@ -167,7 +167,7 @@ func TestJSONConfigRunsAGateway(t *testing.T) {
 	// Rotate the secret through the config API: PATCH one value.
 	req, _ := http.NewRequest(http.MethodPatch,
 		fmt.Sprintf("http://127.0.0.1:%d/config/apps/http/servers/hooks/routes/0/handle/0/routes/sources/github/secrets", admin),
-		strings.NewReader(`["rotated-secret"]`))
+		strings.NewReader(`["rotated-secret-0123456789"]`))
 	req.Header.Set("Content-Type", "application/json")
 	r, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -184,7 +184,7 @@ func TestJSONConfigRunsAGateway(t *testing.T) {
 	if status, _, _ := g.post("/webhooks/github", hdr, body); status != 401 {
 		t.Fatalf("old secret after rotation: %d, want 401", status)
 	}
-	rotated := newSigner(t, "github", "rotated-secret")
+	rotated := newSigner(t, "github", "rotated-secret-0123456789")
 	hdr = rotated.sign(t, body, "")
 	hdr.Set("X-GitHub-Delivery", "json-3")
 	if status, _, text := g.post("/webhooks/github", hdr, body); status != 200 {
@@ -231,7 +231,7 @@ func TestMetricsWithTwoStoresSharingNames(t *testing.T) {
 }
 `, admin, dir, portA, passthrough.addr, portB, passthrough.addr))
 	g := startGateway(t, dir, portA, admin)
-	github := newSigner(t, "github", "gh-e2e-secret")
+	github := newSigner(t, "github", "gh-e2e-secret-0123456789")
 	for i, port := range []int{portA, portB} {
 		body := []byte(fmt.Sprintf(`{"zen":"site %d"}`, i))
 		hdr := github.sign(t, body, "")
@@ -269,7 +269,7 @@ func TestValidateRoutesWarnsOutsideClaims(t *testing.T) {
 	writeFile(t, routes, routesFor("127.0.0.1:1")+`  outside:
     path: /stripe-hooks
     provider: github
-    secrets: ["x-secret"]
+    secrets: ["x-secret-0123456789"]
     default: [legacy]
 claim: [/webhooks/]
 `)

@@ -14,7 +14,7 @@ import (
 // acknowledged event is there.
 func TestDiskFull(t *testing.T) {
 	passthrough := newRecorder(t, "", nil)
-	routes := "upstreams:\n  sink:\n    url: http://127.0.0.1:1\n    rate: 1/h\n    retry: {initial_interval: 1h, max_interval: 1h}\nsources:\n  github:\n    path: /webhooks/github\n    provider: github\n    secrets: [gh-e2e-secret]\n    default: [sink]\n"
+	routes := "upstreams:\n  sink:\n    url: http://127.0.0.1:1\n    rate: 1/h\n    retry: {initial_interval: 1h, max_interval: 1h}\nsources:\n  github:\n    path: /webhooks/github\n    provider: github\n    secrets: [gh-e2e-secret-0123456789]\n    default: [sink]\n"
 	dir, port, admin := newGatewayDir(t, routes, passthrough.addr)
 	data := filepath.Join(dir, "data")
 	os.MkdirAll(data, 0o700)
@@ -23,7 +23,7 @@ func TestDiskFull(t *testing.T) {
 	}
 	t.Cleanup(func() { exec.Command("umount", "-l", data).Run() })
 	g := startGateway(t, dir, port, admin)
-	github := newSigner(t, "github", "gh-e2e-secret")
+	github := newSigner(t, "github", "gh-e2e-secret-0123456789")
 	send := func(n int) (int, string, string) {
 		body := []byte(fmt.Sprintf(`{"n":%d,"pad":%q}`, n, make([]byte, 3000)))
 		h := github.sign(t, body, "")

@@ -39,7 +39,7 @@ sources:
   github:
     path: /webhooks/github
     provider: github
-    secrets: ["gh-e2e-secret"]
+    secrets: ["gh-e2e-secret-0123456789"]
     default: [legacy]
   svix:
     path: /webhooks/svix
@@ -227,7 +227,7 @@ func TestAckedEventsSurviveKill9(t *testing.T) {
 	passthrough := newRecorder(t, "", nil)
 	dir, port, admin := newGatewayDir(t, routesFor(upstreamAddr), passthrough.addr)
 	g := startGateway(t, dir, port, admin)
-	github := newSigner(t, "github", "gh-e2e-secret")
+	github := newSigner(t, "github", "gh-e2e-secret-0123456789")
 	acked := g.ackGitHubEvents(t, "delivery", 20)
 	g.kill9()
 
@@ -261,7 +261,7 @@ func TestReload(t *testing.T) {
 	passthrough := newRecorder(t, "", nil)
 	dir, port, admin := newGatewayDir(t, routesFor(up.addr), passthrough.addr)
 	g := startGateway(t, dir, port, admin)
-	github := newSigner(t, "github", "gh-e2e-secret")
+	github := newSigner(t, "github", "gh-e2e-secret-0123456789")
 	send := func(delivery string) (int, string) {
 		body := []byte(fmt.Sprintf(`{"delivery":%q}`, delivery))
 		h := github.sign(t, body, "")
@@ -380,7 +380,7 @@ func TestHostileRequests(t *testing.T) {
 	}{
 		{"GET on a source", "GET", "/webhooks/stripe", good, nil, 405},
 		{"PUT on a source", "PUT", "/webhooks/stripe", good, body, 405},
-		{"signature of another source's secret", "POST", "/webhooks/stripe", newSigner(t, "github", "gh-e2e-secret").sign(t, body, ""), body, 401},
+		{"signature of another source's secret", "POST", "/webhooks/stripe", newSigner(t, "github", "gh-e2e-secret-0123456789").sign(t, body, ""), body, 401},
 		{"duplicated signature headers", "POST", "/webhooks/stripe", http.Header{"Stripe-Signature": {"t=1,v1=00", "t=2,v1=11"}}, body, 401},
 		{"huge signature header (Caddy's header limit)", "POST", "/webhooks/stripe", http.Header{"Stripe-Signature": {strings.Repeat("v1=ab,", 10000)}}, body, 431},
 		{"large signature header under the limit", "POST", "/webhooks/stripe", http.Header{"Stripe-Signature": {strings.Repeat("v1=ab,", 500)}}, body, 401},

@@ -80,7 +80,7 @@ func TestPathVariantsNeverReachTheBackend(t *testing.T) {
 
 	// The variants are the source: a signed request to one is accepted and
 	// delivered with the path it came with.
-	github := newSigner(t, "github", "gh-e2e-secret")
+	github := newSigner(t, "github", "gh-e2e-secret-0123456789")
 	signed := []byte(`{"zen":"signed variant"}`)
 	hdr := github.sign(t, signed, "")
 	hdr.Set("X-GitHub-Delivery", "variant-delivery-1")
@@ -153,7 +153,7 @@ func TestDeclaredLengthCostsNothing(t *testing.T) {
 		t.Fatalf("peak RSS grew by %d MiB for %d stalled connections (each declared 5 MiB)", grown>>10, conns)
 	}
 	// The gateway still serves.
-	github := newSigner(t, "github", "gh-e2e-secret")
+	github := newSigner(t, "github", "gh-e2e-secret-0123456789")
 	body := []byte(`{"zen":"after the waves"}`)
 	hdr := github.sign(t, body, "")
 	hdr.Set("X-GitHub-Delivery", "after-waves")

@@ -345,7 +345,7 @@ func (s signer) sign(t *testing.T, body []byte, id string) http.Header {
 // and returns their bodies by event id; every one must be ACKed.
 func (g *gateway) ackGitHubEvents(t *testing.T, prefix string, n int) map[string][]byte {
 	t.Helper()
-	github := newSigner(t, "github", "gh-e2e-secret")
+	github := newSigner(t, "github", "gh-e2e-secret-0123456789")
 	acked := map[string][]byte{}
 	for i := range n {
 		body := []byte(fmt.Sprintf(`{"action":"opened","number":%d}`, i))

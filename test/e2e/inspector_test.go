@@ -35,10 +35,10 @@ func TestInspectorInABrowser(t *testing.T) {
 		return 503
 	})
 	passthrough := newRecorder(t, "", nil)
-	routes := fmt.Sprintf("upstreams:\n  legacy:\n    url: http://%s\n    retry: {max_attempts: 1}\nsources:\n  github:\n    path: /webhooks/github\n    provider: github\n    secrets: [gh-e2e-secret]\n    default: [legacy]\n", up.addr)
+	routes := fmt.Sprintf("upstreams:\n  legacy:\n    url: http://%s\n    retry: {max_attempts: 1}\nsources:\n  github:\n    path: /webhooks/github\n    provider: github\n    secrets: [gh-e2e-secret-0123456789]\n    default: [legacy]\n", up.addr)
 	dir, port, admin := newGatewayDir(t, routes, passthrough.addr)
 	g := startGateway(t, dir, port, admin)
-	github := newSigner(t, "github", "gh-e2e-secret")
+	github := newSigner(t, "github", "gh-e2e-secret-0123456789")
 	var id string
 	for i := range 3 {
 		if i == 2 {
@@ -176,7 +176,7 @@ func deliveredGateway(t *testing.T, n int, caddyfile func(dir string, port, admi
 	t.Helper()
 	up := newRecorder(t, "", nil)
 	passthrough := newRecorder(t, "", nil)
-	routes := fmt.Sprintf("upstreams:\n  legacy:\n    url: http://%s\n    retry: {max_attempts: 1}\nsources:\n  github:\n    path: /webhooks/github\n    provider: github\n    secrets: [gh-e2e-secret]\n    default: [legacy]\n", up.addr)
+	routes := fmt.Sprintf("upstreams:\n  legacy:\n    url: http://%s\n    retry: {max_attempts: 1}\nsources:\n  github:\n    path: /webhooks/github\n    provider: github\n    secrets: [gh-e2e-secret-0123456789]\n    default: [legacy]\n", up.addr)
 	dir, port, admin := newGatewayDir(t, routes, passthrough.addr)
 	if caddyfile != nil {
 		writeFile(t, filepath.Join(dir, "Caddyfile"), caddyfile(dir, port, admin, passthrough.addr))

@@ -82,7 +82,7 @@ sources:
   github:
     path: /webhooks/github
     provider: github
-    secrets: [gh-e2e-secret]
+    secrets: [gh-e2e-secret-0123456789]
     default: [app]
 `, natsURL, replicas, upstream)
 }
@@ -104,7 +104,7 @@ func TestJetStreamClusterTwoInstances(t *testing.T) {
 	routes := sharedRoutes(clientURLs(nodes), 3, up.addr)
 	a := startSharedGateway(t, routes, passthrough.addr)
 	b := startSharedGateway(t, routes, passthrough.addr)
-	github := newSigner(t, "github", "gh-e2e-secret")
+	github := newSigner(t, "github", "gh-e2e-secret-0123456789")
 
 	// 20 copies of one event, half to each instance, all at once.
 	body := []byte(`{"action":"opened","number":1}`)
@@ -250,7 +250,7 @@ func TestMigrateFromBolt(t *testing.T) {
 	dir, port, admin := newGatewayDir(t, routesFor(upstreamAddr), passthrough.addr)
 	g := startGateway(t, dir, port, admin)
 	acked := g.ackGitHubEvents(t, "migrate", 20)
-	github := newSigner(t, "github", "gh-e2e-secret")
+	github := newSigner(t, "github", "gh-e2e-secret-0123456789")
 	g.kill()
 
 	// The same upstream names as the bbolt gateway's: deliveries name them.

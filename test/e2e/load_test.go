@@ -38,7 +38,7 @@ var senders atomic.Int64
 var errRetryLater = errors.New("503: retry later")
 
 func newLoadSender(t *testing.T) *loadSender {
-	return &loadSender{t: t, signer: newSigner(t, "github", "gh-e2e-secret"), acked: map[string]bool{}, prefix: fmt.Sprintf("load%d-", senders.Add(1)),
+	return &loadSender{t: t, signer: newSigner(t, "github", "gh-e2e-secret-0123456789"), acked: map[string]bool{}, prefix: fmt.Sprintf("load%d-", senders.Add(1)),
 		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 }
 

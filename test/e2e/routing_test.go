@@ -114,7 +114,7 @@ sources:
 		t.Fatalf("route to the default:\n%s", out)
 	}
 	broken := filepath.Join(dir, "broken.yaml")
-	writeFile(t, broken, "upstreams:\n  u:\n    url: http://x\nsources:\n  s:\n    path: /h\n    provider: strpe\n    secrets: [x]\n    default: [v]\n    routes:\n      - when: 'body.type =='\n        to: [u]\n")
+	writeFile(t, broken, "upstreams:\n  u:\n    url: http://x\nsources:\n  s:\n    path: /h\n    provider: strpe\n    secrets: [x-0123456789abcdef]\n    default: [v]\n    routes:\n      - when: 'body.type =='\n        to: [u]\n")
 	out, err = run("validate-routes", broken)
 	if err == nil || !strings.Contains(out, broken+`:9:14: source s.default: unknown upstream "v" (defined: u)`) {
 		t.Fatalf("validate-routes on a broken file: %v\n%s", err, out)

@@ -29,12 +29,12 @@ func TestStoreUnwritable(t *testing.T) {
 	failing := newRecorder(t, "", func(int) int { return 503 })
 	routes := "upstreams:\n  sink:\n    url: http://127.0.0.1:1\n    rate: 1/h\n    retry: {initial_interval: 1h, max_interval: 1h}\n" +
 		"  failing:\n    url: http://" + failing.addr + "\n    retry: {max_attempts: 1000, initial_interval: 1s, max_interval: 1s}\n" +
-		"sources:\n  github:\n    path: /webhooks/github\n    provider: github\n    secrets: [gh-e2e-secret]\n    default: [sink]\n" +
-		"  retried:\n    path: /webhooks/retried\n    provider: github\n    secrets: [gh-e2e-secret]\n    default: [failing]\n"
+		"sources:\n  github:\n    path: /webhooks/github\n    provider: github\n    secrets: [gh-e2e-secret-0123456789]\n    default: [sink]\n" +
+		"  retried:\n    path: /webhooks/retried\n    provider: github\n    secrets: [gh-e2e-secret-0123456789]\n    default: [failing]\n"
 	dir, port, admin := newGatewayDir(t, routes, passthrough.addr)
 	db := filepath.Join(dir, "data", "hookgate.db")
 	g := startGateway(t, dir, port, admin)
-	github := newSigner(t, "github", "gh-e2e-secret")
+	github := newSigner(t, "github", "gh-e2e-secret-0123456789")
 	send := func(n int) (int, string, string) {
 		body := []byte(fmt.Sprintf(`{"n":%d}`, n))
 		h := github.sign(t, body, "")
@@ -132,7 +132,7 @@ func TestStoreUnwritable(t *testing.T) {
 func TestStoreUnwritableAtStartup(t *testing.T) {
 	for _, storage := range []string{"./data/hookgate.db", "./data/sub/hookgate.db"} {
 		t.Run(storage, func(t *testing.T) {
-			dir, port, admin := newGatewayDir(t, "upstreams:\n  sink:\n    url: http://127.0.0.1:1\nsources:\n  github:\n    path: /webhooks/github\n    provider: github\n    secrets: [s]\n    default: [sink]\n", "127.0.0.1:1")
+			dir, port, admin := newGatewayDir(t, "upstreams:\n  sink:\n    url: http://127.0.0.1:1\nsources:\n  github:\n    path: /webhooks/github\n    provider: github\n    secrets: [s-0123456789abcdef]\n    default: [sink]\n", "127.0.0.1:1")
 			caddyfile := fmt.Sprintf(caddyfileTemplate, admin, dir, port, "127.0.0.1:1")
 			writeFile(t, filepath.Join(dir, "Caddyfile"), strings.Replace(caddyfile, "./data/hookgate.db", storage, 1))
 			data := filepath.Join(dir, "data")
