@@ -250,11 +250,7 @@ func explainRoute(cmd *cobra.Command, path string) error {
 		name, value, _ := strings.Cut(q, "=")
 		query[name] = value
 	}
-	contentType := headers["content-type"]
-	if contentType == "" {
-		contentType = "application/json"
-	}
-	ex, err := p.Explain(source, headers, query, contentType, body)
+	ex, err := p.Explain(source, headers, query, body)
 	if err != nil {
 		return err
 	}

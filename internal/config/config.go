@@ -824,6 +824,7 @@ func (p *parser) verify(n *yaml.Node, what string) *verify.Spec {
 		"timestamp_unit":   set(&v.TimestampUnit, "timestamp_unit"),
 		"id_header":        set(&v.IDHeader, "id_header"),
 		"secret_encoding":  set(&v.SecretEncoding, "secret_encoding"),
+		"format":           set(&v.Format, "format"),
 	})
 	return v
 }

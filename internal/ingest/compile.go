@@ -43,6 +43,8 @@ type source struct {
 	quarantine   bool          // park failing events instead of answering 400
 	bodyRequired bool          // an unparseable body is a 400
 	dedupPath    []string      // the dedup key read straight from the body, when that is all it needs
+	format       string        // the provider's body format (verify.FormatJSON, …), never Content-Type
+	digestKey    bool          // an empty preset dedup key falls back to the body's digest
 
 	live        *route.Program // true for a live-mode event; nil when mode is not checked
 	wantLive    bool
@@ -114,7 +116,7 @@ func Compile(cfg *config.Config) (*Pipeline, error) {
 		if src.dedup == nil || len(src.table.Rules) > 0 || src.live != nil || src.gate != nil || len(p.orderKeys) > 0 {
 			continue
 		}
-		if path, ok := src.dedup.BodyPath(); ok {
+		if path, ok := src.dedup.BodyPath(); ok && src.format != verify.FormatForm {
 			src.dedupPath, src.needsEnv, src.needsBody, src.bodyRequired = path, false, false, false
 		}
 	}
@@ -193,8 +195,13 @@ func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 		}
 		liveExpr = preset.Live
 		s.signsURL = preset.SignsURL()
+		s.format = preset.Format
+		s.digestKey = src.Dedup.Key == ""
 		if src.Mode != "" && liveExpr == "" {
 			return nil, cfg.Errorf(src.ModePos, "source %s: provider %s does not mark test and live events, so mode cannot be checked", src.Name, preset.Name)
+		}
+		if src.Mode != "" && preset.LiveUnsigned {
+			return nil, cfg.Errorf(src.ModePos, "source %s: provider %s marks test and live events outside what it signs (%s), so anyone replaying an event could flip it and mode cannot rely on it: give test and live their own sources and secrets, or route on it with a when: rule", src.Name, preset.Name, liveExpr)
 		}
 	} else {
 		if src.Mode != "" {
@@ -208,6 +215,10 @@ func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 			spec.Tolerance = src.Tolerance
 		}
 		s.signsURL = verify.SpecSignsURL(spec)
+		s.format = spec.Format
+		if s.format == "" {
+			s.format = verify.FormatEither
+		}
 		scheme, err = verify.New(spec, src.Secrets)
 		if err != nil {
 			at := src.SecretsPos

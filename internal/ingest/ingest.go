@@ -218,7 +218,7 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if src.needsEnv || (src.dedupPath != nil && !fast) {
 		env = newEnv(src, r, now)
 		if src.needsBody || src.dedupPath != nil {
-			parsed, err := route.ParseBody(r.Header.Get("Content-Type"), body)
+			parsed, err := route.ParseBody(src.format, body)
 			switch {
 			case err == nil:
 				env.Body = parsed
@@ -258,6 +258,11 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		key, err := fastKey, error(nil)
 		if !fast {
 			key, err = src.dedup.Key(env)
+		}
+		if key == "" && src.digestKey {
+			// The preset's key is missing from this signed body: its digest
+			// still makes the provider's retries of it one event.
+			key, err = digestKey(body), nil
 		}
 		if err != nil {
 			p.log.Warn("dedup key expression failed; event stored without dedup",
@@ -327,7 +332,7 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		zap.Int("deliveries", len(ne.Targets)), zap.Int("bytes", len(body)))
 	if p.masker != nil {
 		if ce := p.log.Check(zap.DebugLevel, "event body"); ce != nil {
-			ce.Write(zap.String("event_id", id), zap.String("body", p.masker.Mask(r.Header.Get("Content-Type"), body)))
+			ce.Write(zap.String("event_id", id), zap.String("body", p.masker.Mask(src.format, body)))
 		}
 	}
 	src.respond(w, src.response.Status, id, "accepted")

@@ -41,9 +41,9 @@ func newMasker(fields []string) *masker {
 	return m
 }
 
-// Mask returns the body as it may be logged.
-func (m *masker) Mask(contentType string, body []byte) string {
-	parsed, err := route.ParseBody(contentType, body)
+// Mask returns the body, read in its source's format, as it may be logged.
+func (m *masker) Mask(format string, body []byte) string {
+	parsed, err := route.ParseBody(format, body)
 	if err != nil {
 		return truncate(maskText(string(body)))
 	}

@@ -11,11 +11,12 @@ import (
 
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/store"
+	"github.com/hookgate/hookgate/internal/verify"
 )
 
 func TestMaskedBodies(t *testing.T) {
 	m := newMasker(nil)
-	got := m.Mask("application/json", []byte(`{"id":"evt_1","customer":{"email":"jane@example.com","name":"Jane Roe","note":"call +1 (415) 555-0100 or mail bob@corp.io"},"items":[{"phone":"123"}],"amount":2000}`))
+	got := m.Mask(verify.FormatJSON, []byte(`{"id":"evt_1","customer":{"email":"jane@example.com","name":"Jane Roe","note":"call +1 (415) 555-0100 or mail bob@corp.io"},"items":[{"phone":"123"}],"amount":2000}`))
 	for _, secret := range []string{"jane@example.com", "Jane Roe", "555-0100", "bob@corp.io", `"123"`} {
 		if strings.Contains(got, secret) {
 			t.Errorf("%q left in %s", secret, got)
@@ -27,13 +28,13 @@ func TestMaskedBodies(t *testing.T) {
 		}
 	}
 	custom := newMasker([]string{"Customer"})
-	if got := custom.Mask("application/json", []byte(`{"customer":{"x":1},"email":"a@b.co"}`)); got != `{"customer":"[masked]","email":"[masked]"}` {
+	if got := custom.Mask(verify.FormatJSON, []byte(`{"customer":{"x":1},"email":"a@b.co"}`)); got != `{"customer":"[masked]","email":"[masked]"}` {
 		t.Errorf("custom fields: %s", got)
 	}
-	if got := m.Mask("application/x-www-form-urlencoded", []byte("From=%2B14155550100&Body=hi")); strings.Contains(got, "4155550100") {
+	if got := m.Mask(verify.FormatForm, []byte("From=%2B14155550100&Body=hi")); strings.Contains(got, "4155550100") {
 		t.Errorf("form: %s", got)
 	}
-	if got := m.Mask("text/plain", []byte(strings.Repeat("x", 10000))); len(got) > maxLoggedBody+4 {
+	if got := m.Mask(verify.FormatEither, []byte(strings.Repeat("x", 10000))); len(got) > maxLoggedBody+4 {
 		t.Errorf("body not truncated: %d", len(got))
 	}
 }

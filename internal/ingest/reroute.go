@@ -38,7 +38,7 @@ func (p *Pipeline) Reroute(ctx context.Context, id store.ID) ([]store.Target, er
 	}
 	env := storedEnv(src, ev)
 	if src.needsBody {
-		if body, err := route.ParseBody(ev.Header.Get("Content-Type"), ev.Body); err == nil {
+		if body, err := route.ParseBody(src.format, ev.Body); err == nil {
 			env.Body = body
 		}
 	}
@@ -86,9 +86,9 @@ type Explanation struct {
 	BodyErr error
 }
 
-// Explain routes an event without storing it. contentType and body are the
-// request's; headers and query are keyed as the expressions see them.
-func (p *Pipeline) Explain(sourceName string, headers, query map[string]string, contentType string, body []byte) (*Explanation, error) {
+// Explain routes an event without storing it. The body is read in the
+// source's format; headers and query are keyed as the expressions see them.
+func (p *Pipeline) Explain(sourceName string, headers, query map[string]string, body []byte) (*Explanation, error) {
 	var src *source
 	var names []string
 	for _, s := range p.sources {
@@ -102,7 +102,7 @@ func (p *Pipeline) Explain(sourceName string, headers, query map[string]string, 
 	}
 	env := &route.Env{Headers: headers, Query: query, Path: src.path, Method: "POST", Source: src.name, Provider: src.provider, ReceivedAt: p.now()}
 	ex := &Explanation{Source: src.name, Provider: src.provider}
-	if parsed, err := route.ParseBody(contentType, body); err == nil {
+	if parsed, err := route.ParseBody(src.format, body); err == nil {
 		env.Body = parsed
 	} else {
 		ex.BodyErr = err

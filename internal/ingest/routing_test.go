@@ -14,6 +14,7 @@ import (
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/route"
 	"github.com/hookgate/hookgate/internal/store"
+	"github.com/hookgate/hookgate/internal/verify"
 )
 
 const routingYAML = `
@@ -293,7 +294,7 @@ func BenchmarkRouteTwentyRules(b *testing.B) {
 		rules = append(rules, route.Rule{Name: fmt.Sprint(i), When: prog, To: []string{fmt.Sprint("u", i%4)}})
 	}
 	table := &route.Table{Rules: rules, Default: []string{"legacy"}}
-	body, _ := route.ParseBody("application/json", []byte(`{"id":"evt_1","type":"type.19","data":{"object":{"amount":5000,"currency":"usd"}}}`))
+	body, _ := route.ParseBody(verify.FormatJSON, []byte(`{"id":"evt_1","type":"type.19","data":{"object":{"amount":5000,"currency":"usd"}}}`))
 	env := &route.Env{Body: body, Headers: map[string]string{"content-type": "application/json"}, Source: "stripe"}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -325,11 +326,16 @@ func TestDedupFastPath(t *testing.T) {
 	if code, dup := send("application/json", `{"event_id":"Ev1","type":"event_callback"}`); code != 200 || dup != "true" {
 		t.Fatalf("same event id: %d %q", code, dup)
 	}
-	// A slash command is a form: no event id, no dedup, accepted.
-	for range 2 {
-		if code, dup := send("application/x-www-form-urlencoded", "command=%2Fdeploy&text=now"); code != 200 || dup != "" {
-			t.Fatalf("form: %d %q", code, dup)
+	// A slash command is a form without an event id: its digest is the
+	// key, so a second copy of the same bytes is a duplicate, and another
+	// command is not.
+	for i, want := range []string{"", "true"} {
+		if code, dup := send("application/x-www-form-urlencoded", "command=%2Fdeploy&text=now&trigger_id=1"); code != 200 || dup != want {
+			t.Fatalf("form %d: %d %q", i, code, dup)
 		}
+	}
+	if code, dup := send("application/x-www-form-urlencoded", "command=%2Fdeploy&text=now&trigger_id=2"); code != 200 || dup != "" {
+		t.Fatalf("another form: %d %q", code, dup)
 	}
 	if code, _ := send("application/json", `{"event_id":`); code != 400 {
 		t.Fatalf("broken JSON: %d, want 400", code)

@@ -3,7 +3,6 @@ package route
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 
 	"github.com/expr-lang/expr/ast"
 )
@@ -39,8 +38,8 @@ func (p *Program) BodyPath() ([]string, bool) {
 }
 
 // ExtractKey reads the value at path from a JSON body and renders it as a
-// key, as Key would after a full parse: strings as they are, numbers in
-// their shortest form, an absent value as "". ok is false when the body is
+// key, as Key would after a full parse: strings as they are, numbers exactly
+// (see number), an absent value as "". ok is false when the body is
 // not JSON.
 func ExtractKey(body []byte, path []string) (key string, ok bool) {
 	if !json.Valid(body) {
@@ -61,15 +60,12 @@ func ExtractKey(body []byte, path []string) (key string, ok bool) {
 		return "", true
 	}
 	switch t := v.(type) {
-	case string:
-		return t, true
+	case string, bool:
+		key, _ := keyString(t)
+		return key, true
 	case json.Number:
-		if f, err := strconv.ParseFloat(t.String(), 64); err == nil {
-			return strconv.FormatFloat(f, 'f', -1, 64), true
-		}
-		return t.String(), true
-	case bool:
-		return strconv.FormatBool(t), true
+		key, _ := keyString(number(t))
+		return key, true
 	}
 	return "", true
 }

@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
+	"io"
 	"net/url"
 	"strconv"
 	"strings"
@@ -18,6 +18,8 @@ import (
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/vm"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/hookgate/hookgate/internal/verify"
 )
 
 // maxNodes bounds the size of one expression.
@@ -173,19 +175,28 @@ func (p *Program) Key(env *Env) (string, error) {
 	if err != nil {
 		return "", errors.New(firstLine(err.Error()))
 	}
-	switch v := out.(type) {
+	return keyString(out)
+}
+
+// keyString renders a value as a key: numbers exactly (see number).
+func keyString(v any) (string, error) {
+	switch t := v.(type) {
 	case nil:
 		return "", nil
 	case string:
-		return v, nil
+		return t, nil
 	case float64:
-		return strconv.FormatFloat(v, 'f', -1, 64), nil
+		return strconv.FormatFloat(t, 'f', -1, 64), nil
 	case int:
-		return strconv.Itoa(v), nil
+		return strconv.Itoa(t), nil
+	case int64:
+		return strconv.FormatInt(t, 10), nil
+	case json.Number:
+		return t.String(), nil
 	case bool:
-		return strconv.FormatBool(v), nil
+		return strconv.FormatBool(t), nil
 	default:
-		return "", fmt.Errorf("key expression yields %T, want a string or number", out)
+		return "", fmt.Errorf("key expression yields %T, want a string or number", v)
 	}
 }
 
@@ -193,11 +204,18 @@ func (p *Program) Key(env *Env) (string, error) {
 // nor a form.
 var ErrUnparseable = errors.New("body is neither JSON nor a form")
 
-// ParseBody parses JSON (any content type whose body starts like JSON) or an
-// urlencoded form into the value expressions see as `body`.
-func ParseBody(contentType string, body []byte) (any, error) {
-	mediaType, _, _ := mime.ParseMediaType(contentType)
-	if mediaType == "application/x-www-form-urlencoded" {
+// ParseBody parses a body in its provider's format (verify.FormatJSON,
+// FormatForm or FormatEither) into the value expressions see as `body`.
+// The format comes from the source, never from the request's Content-Type,
+// which nothing signs. JSON numbers keep their exact value (see number).
+func ParseBody(format string, body []byte) (any, error) {
+	if format != verify.FormatJSON && format != verify.FormatForm {
+		format = verify.FormatForm
+		if verify.LooksJSON(body) {
+			format = verify.FormatJSON
+		}
+	}
+	if format == verify.FormatForm {
 		values, err := url.ParseQuery(string(body))
 		if err != nil {
 			return nil, ErrUnparseable
@@ -208,15 +226,19 @@ func ParseBody(contentType string, body []byte) (any, error) {
 		}
 		return form, nil
 	}
-	trimmed := bytes.TrimLeft(body, " \t\r\n")
-	if len(trimmed) == 0 || (trimmed[0] != '{' && trimmed[0] != '[') {
+	if !verify.LooksJSON(body) {
 		return nil, ErrUnparseable
 	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
 	var v any
-	if err := json.Unmarshal(body, &v); err != nil {
+	if err := dec.Decode(&v); err != nil {
 		return nil, ErrUnparseable
 	}
-	return v, nil
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, ErrUnparseable // something after the value
+	}
+	return exactNumbers(v), nil
 }
 
 // Schema is a compiled JSON Schema.

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/hookgate/hookgate/internal/verify"
 )
 
 func mustCondition(t *testing.T, src string) *Program {
@@ -18,7 +20,7 @@ func mustCondition(t *testing.T, src string) *Program {
 
 func jsonBody(t *testing.T, s string) any {
 	t.Helper()
-	v, err := ParseBody("application/json", []byte(s))
+	v, err := ParseBody(verify.FormatJSON, []byte(s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,23 +104,23 @@ func TestCompileErrors(t *testing.T) {
 }
 
 func TestParseBody(t *testing.T) {
-	form, err := ParseBody("application/x-www-form-urlencoded; charset=utf-8", []byte("a=1&b=two&a=3"))
+	form, err := ParseBody(verify.FormatForm, []byte("a=1&b=two&a=3"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m := form.(map[string]any); m["a"] != "1" || m["b"] != "two" {
 		t.Errorf("form: %v", m)
 	}
-	arr, err := ParseBody("", []byte(" \n[1,2]"))
+	arr, err := ParseBody(verify.FormatEither, []byte(" \n[1,2]"))
 	if err != nil || len(arr.([]any)) != 2 {
 		t.Errorf("array without content type: %v %v", arr, err)
 	}
 	for _, bad := range []string{"", "plain text", `{"a":`, "id=evt_1", `{"a":1}garbage`} {
-		if _, err := ParseBody("application/json", []byte(bad)); err != ErrUnparseable {
+		if _, err := ParseBody(verify.FormatJSON, []byte(bad)); err != ErrUnparseable {
 			t.Errorf("ParseBody(%q): %v, want ErrUnparseable", bad, err)
 		}
 	}
-	if _, err := ParseBody("application/x-www-form-urlencoded", []byte("a=%zz")); err != ErrUnparseable {
+	if _, err := ParseBody(verify.FormatForm, []byte("a=%zz")); err != ErrUnparseable {
 		t.Errorf("bad form escape: %v", err)
 	}
 }
@@ -173,7 +175,7 @@ func TestJSONPathAndTemplates(t *testing.T) {
 	cases := map[string]any{
 		"data.items[1].id":        "b",
 		"$.data.items[1].tags[1]": "y",
-		".data.n":                 3.0,
+		".data.n":                 3,
 		"data.items[5].id":        nil,
 		"data.missing.deeper":     nil,
 		"data.items[x]":           nil,
@@ -242,7 +244,7 @@ func TestExtractKeyMatchesAFullParse(t *testing.T) {
 			t.Fatalf("%s: no body path", src)
 		}
 		for _, b := range bodies {
-			parsed, _ := ParseBody("application/json", []byte(b))
+			parsed, _ := ParseBody(verify.FormatJSON, []byte(b))
 			want, err := p.Key(&Env{Body: parsed})
 			if err != nil {
 				want = "" // a failed expression is no key
@@ -283,7 +285,7 @@ func FuzzExtractKey(f *testing.F) {
 		for src, p := range progs {
 			path, _ := p.BodyPath()
 			fast, ok := ExtractKey(body, path)
-			parsed, err := ParseBody("application/json", body)
+			parsed, err := ParseBody(verify.FormatJSON, body)
 			if !ok {
 				if err == nil {
 					t.Fatalf("%s: fast path refused JSON the parser took: %q", src, body)
@@ -317,8 +319,8 @@ func FuzzCompile(f *testing.F) {
 		if tpl, err := CompileTemplate(src); err == nil {
 			tpl.Render(&Env{}, nil)
 		}
-		ParseBody("application/x-www-form-urlencoded", []byte(src))
-		ParseBody("application/json", []byte(src))
+		ParseBody(verify.FormatForm, []byte(src))
+		ParseBody(verify.FormatJSON, []byte(src))
 	})
 }
 
@@ -340,7 +342,7 @@ func FuzzSchema(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if v, err := ParseBody("application/json", []byte(body)); err == nil {
+		if v, err := ParseBody(verify.FormatJSON, []byte(body)); err == nil {
 			s.Match(v)
 		}
 	})

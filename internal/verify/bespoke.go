@@ -174,13 +174,10 @@ type mailgunSignature struct {
 }
 
 func (m *mailgun) Verify(r *Request) error {
-	var envelope struct {
-		Signature *mailgunSignature `json:"signature"`
+	s, err := mailgunFields(r.Body)
+	if err != nil {
+		return err
 	}
-	if json.Unmarshal(r.Body, &envelope) != nil || envelope.Signature == nil {
-		return ErrMissingSignature
-	}
-	s := envelope.Signature
 	sig, err := hex.DecodeString(s.Signature)
 	if err != nil || len(sig) != sha256.Size || s.Token == "" {
 		return ErrMalformedSignature
@@ -203,6 +200,32 @@ func (m *mailgun) Verify(r *Request) error {
 		}
 	}
 	return ErrInvalidSignature
+}
+
+// mailgunFields reads body.signature with exact key matching, from a body
+// that repeats no key, exactly or by case (see strictJSON).
+func mailgunFields(body []byte) (*mailgunSignature, error) {
+	top, ok := object(body)
+	if !ok {
+		return nil, ErrMissingSignature
+	}
+	if !strictJSON(body) {
+		return nil, ErrMalformedSignature
+	}
+	m, ok := object(top["signature"])
+	if !ok {
+		return nil, ErrMissingSignature
+	}
+	s := &mailgunSignature{}
+	for _, f := range []struct {
+		dst *string
+		key string
+	}{{&s.Timestamp, "timestamp"}, {&s.Token, "token"}, {&s.Signature, "signature"}} {
+		if *f.dst, ok = stringField(m, f.key); !ok {
+			return nil, ErrMalformedSignature
+		}
+	}
+	return s, nil
 }
 
 // Sign returns no headers: a Mailgun signature lives in the body, which
@@ -258,29 +281,77 @@ func (it *AdyenItem) SignedData() string {
 		it.Amount.Value.String(), it.Amount.Currency, it.EventCode, it.Success}, ":")
 }
 
+// Verify reads the notification with exact key matching and refuses a body
+// that repeats a key or holds keys equal but for case: the fields the HMAC
+// covers must be the ones every case-sensitive reader sees. The top-level
+// live flag is not covered (see the preset's LiveUnsigned).
 func (a *adyen) Verify(r *Request) error {
-	var n struct {
-		NotificationItems []struct {
-			Item *AdyenItem `json:"NotificationRequestItem"`
-		} `json:"notificationItems"`
-	}
-	if json.Unmarshal(r.Body, &n) != nil || len(n.NotificationItems) == 0 {
+	top, ok := object(r.Body)
+	if !ok {
 		return ErrMissingSignature
 	}
-	for _, wrapped := range n.NotificationItems {
-		it := wrapped.Item
-		if it == nil {
-			return ErrMissingSignature
-		}
-		sig, err := base64.StdEncoding.DecodeString(it.AdditionalData["hmacSignature"])
-		if err != nil || len(sig) != sha256.Size {
-			return ErrMalformedSignature
+	if !strictJSON(r.Body) {
+		return ErrMalformedSignature
+	}
+	items, ok := objects(top["notificationItems"])
+	if !ok || len(items) == 0 {
+		return ErrMissingSignature
+	}
+	for _, wrapped := range items {
+		it, sig, err := adyenItem(wrapped["NotificationRequestItem"])
+		if err != nil {
+			return err
 		}
 		if !a.matches([]byte(it.SignedData()), sig) {
 			return ErrInvalidSignature
 		}
 	}
 	return nil
+}
+
+// adyenItem reads the signed fields of one NotificationRequestItem, each
+// under its exact name, and its signature.
+func adyenItem(raw json.RawMessage) (*AdyenItem, []byte, error) {
+	m, ok := object(raw)
+	if !ok {
+		return nil, nil, ErrMissingSignature
+	}
+	it := &AdyenItem{}
+	fields := []struct {
+		dst *string
+		key string
+	}{
+		{&it.PspReference, "pspReference"}, {&it.OriginalReference, "originalReference"},
+		{&it.MerchantAccountCode, "merchantAccountCode"}, {&it.MerchantReference, "merchantReference"},
+		{&it.EventCode, "eventCode"}, {&it.Success, "success"},
+	}
+	for _, f := range fields {
+		if *f.dst, ok = stringField(m, f.key); !ok {
+			return nil, nil, ErrMalformedSignature
+		}
+	}
+	if raw, present := m["amount"]; present {
+		amount, ok := object(raw)
+		if !ok {
+			return nil, nil, ErrMalformedSignature
+		}
+		if v, present := amount["value"]; present && json.Unmarshal(v, &it.Amount.Value) != nil {
+			return nil, nil, ErrMalformedSignature
+		}
+		if it.Amount.Currency, ok = stringField(amount, "currency"); !ok {
+			return nil, nil, ErrMalformedSignature
+		}
+	}
+	extra, ok := object(m["additionalData"])
+	if !ok {
+		return nil, nil, ErrMissingSignature
+	}
+	encoded, _ := stringField(extra, "hmacSignature")
+	sig, err := base64.StdEncoding.DecodeString(encoded)
+	if err != nil || len(sig) != sha256.Size {
+		return nil, nil, ErrMalformedSignature
+	}
+	return it, sig, nil
 }
 
 func (a *adyen) matches(data, sig []byte) bool {
@@ -318,21 +389,28 @@ func newGraphClientState(secrets []string, _ Options) (Scheme, error) {
 }
 
 func (g *graphClientState) Verify(r *Request) error {
-	var n struct {
-		Value []struct {
-			ClientState *string `json:"clientState"`
-		} `json:"value"`
-	}
-	if json.Unmarshal(r.Body, &n) != nil || len(n.Value) == 0 {
+	top, ok := object(r.Body)
+	if !ok {
 		return ErrMissingSignature
 	}
-	for _, item := range n.Value {
-		if item.ClientState == nil {
+	if !strictJSON(r.Body) {
+		return ErrMalformedSignature
+	}
+	items, ok := objects(top["value"])
+	if !ok || len(items) == 0 {
+		return ErrMissingSignature
+	}
+	for _, item := range items {
+		if _, present := item["clientState"]; !present {
 			return ErrMissingSignature
+		}
+		state, ok := stringField(item, "clientState")
+		if !ok {
+			return ErrMalformedSignature
 		}
 		match := 0
 		for _, s := range g.secrets {
-			match |= subtle.ConstantTimeCompare([]byte(*item.ClientState), s)
+			match |= subtle.ConstantTimeCompare([]byte(state), s)
 		}
 		if match != 1 {
 			return ErrInvalidSignature

@@ -51,7 +51,9 @@ func init() {
 			},
 			DedupKey:   `body?.event_id`,
 			Handshakes: []*Handshake{slackSSLCheck, slackURLVerification},
-			Docs:       "https://api.slack.com/authentication/verifying-requests-from-slack",
+			// Events are JSON; slash commands and interactivity are forms.
+			Format: FormatEither,
+			Docs:   "https://api.slack.com/authentication/verifying-requests-from-slack",
 		},
 		Preset{
 			Name:        "shopify",
@@ -77,7 +79,9 @@ func init() {
 			Bespoke:        "hmac-sha1 base64 over {url} + sorted form name+value pairs; JSON bodies: {url} with bodySHA256 = hex sha256(body); URL tried with and without the default port",
 			BespokeHeaders: []string{"X-Twilio-Signature"},
 			DedupKey:       `headers["i-twilio-idempotency-token"]`,
-			Docs:           "https://www.twilio.com/docs/usage/webhooks/webhooks-security",
+			// Forms, or JSON covered by bodySHA256.
+			Format: FormatEither,
+			Docs:   "https://www.twilio.com/docs/usage/webhooks/webhooks-security",
 		},
 		Preset{
 			Name:        "sendgrid",
@@ -119,7 +123,9 @@ func init() {
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "x-square-hmacsha256-signature", Encoding: "base64", Content: "{url}{body}"},
 			DedupKey:    `body.event_id`,
 			Live:        `headers["square-environment"] == "Production"`,
-			Docs:        "https://developer.squareup.com/docs/webhooks/step3validate",
+			// Square signs the URL and body, not this header.
+			LiveUnsigned: true,
+			Docs:         "https://developer.squareup.com/docs/webhooks/step3validate",
 		},
 		Preset{
 			// The SDK keeps only the last h1; any h1 may match here, as the
@@ -180,6 +186,7 @@ func init() {
 			Bespoke:        "hmac-sha256 hex over body.signature.timestamp + body.signature.token, tolerance 5m",
 			DedupKey:       `body["event-data"]?.id`,
 			Live:           `body["event-data"]?.flags?.["is-test-mode"] != true`,
+			LiveUnsigned:   true,
 			Docs:           "https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks",
 			BespokeHeaders: []string{},
 			// Mailgun signs timestamp+token, not the event: the body is not covered.
@@ -261,9 +268,11 @@ func init() {
 			BespokeHeaders: []string{},
 			DedupKey:       `body.notificationItems[0].NotificationRequestItem.pspReference + ":" + body.notificationItems[0].NotificationRequestItem.eventCode + ":" + body.notificationItems[0].NotificationRequestItem.success`,
 			Live:           `body.live == "true"`,
-			Response:       "[accepted]",
-			KeyKind:        "HMAC key (hex)",
-			Docs:           "https://docs.adyen.com/development-resources/webhooks/secure-webhooks/verify-hmac-signatures/",
+			// The HMAC covers each item's fields, not the top-level live flag.
+			LiveUnsigned: true,
+			Response:     "[accepted]",
+			KeyKind:      "HMAC key (hex)",
+			Docs:         "https://docs.adyen.com/development-resources/webhooks/secure-webhooks/verify-hmac-signatures/",
 		},
 		Preset{
 			Name:        "vercel",
@@ -294,6 +303,7 @@ func init() {
 			Spec:         Spec{Algorithm: "basic", Header: "Authorization"},
 			KeyKind:      "user:password",
 			BodyUnsigned: true,
+			Format:       FormatEither,
 		},
 		Preset{
 			Name:        "woocommerce",

@@ -59,6 +59,10 @@ type Spec struct {
 	SecretEncoding string `json:"secret_encoding,omitempty"`
 	// Tolerance is the largest accepted distance between the timestamp and now; zero disables the check.
 	Tolerance time.Duration `json:"tolerance,omitempty"`
+	// Format is how the provider encodes bodies: json, form or either
+	// (default). Rules and dedup keys read the body in this format, and
+	// hash-sha256 accepts only a body that is wholly one value of it.
+	Format string `json:"format,omitempty"`
 }
 
 // maxCandidates bounds the signatures tried from one header, so a header
@@ -174,6 +178,11 @@ func compileSpec(spec Spec) (*Declarative, error) {
 	}
 	if spec.Header == "" {
 		return nil, fmt.Errorf("header is required")
+	}
+	if spec.Format == "" {
+		d.spec.Format = FormatEither
+	} else if err := CheckFormat(spec.Format); err != nil {
+		return nil, err
 	}
 	if spec.SignatureKey == "" && spec.TimestampKey != "" {
 		return nil, fmt.Errorf("timestamp_key needs signature_key (key=value pairs)")
@@ -423,7 +432,7 @@ func (d *Declarative) Verify(r *Request) error {
 			sum = sha256.Sum256(buf.Bytes())
 			for _, c := range p.candidates[:p.n] {
 				if hmac.Equal(sum[:], c) {
-					return nil
+					return d.checkHashedBody(r.Body)
 				}
 			}
 		}
@@ -446,6 +455,18 @@ func (d *Declarative) Verify(r *Request) error {
 				}
 			}
 		}
+	}
+	return ErrInvalidSignature
+}
+
+// checkHashedBody guards a plain hash of {secret}…{body} against SHA-256
+// length extension: from one captured digest anyone can compute the digest
+// of the same content plus padding plus data of their choosing. The padding
+// holds 0x80 and zero bytes, so a body that is wholly one value of the
+// provider's format cannot carry it. An empty body has nothing appended.
+func (d *Declarative) checkHashedBody(body []byte) error {
+	if len(body) == 0 || WellFormed(d.spec.Format, body) {
+		return nil
 	}
 	return ErrInvalidSignature
 }
@@ -649,6 +670,9 @@ func (d *Declarative) Sign(key string, msg Message) (http.Header, error) {
 		mac.Write(content.Bytes())
 		sig = mac.Sum(nil)
 	case familyHash:
+		if err := d.checkHashedBody(msg.Body); err != nil {
+			return nil, fmt.Errorf("hash-sha256 signs only a body that is wholly %s", d.spec.Format)
+		}
 		s := sha256.Sum256(content.Bytes())
 		sig = s[:]
 	case familyEd25519:

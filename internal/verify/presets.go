@@ -28,6 +28,13 @@ type Preset struct {
 	// Live is an expression that is true for a live-mode event and false for
 	// a test-mode one; empty when the provider does not mark them.
 	Live string `json:"live,omitempty"`
+	// LiveUnsigned marks a Live expression that reads what the signature
+	// does not cover: anyone replaying an event could flip it, so `mode`
+	// refuses to rely on it.
+	LiveUnsigned bool `json:"live_unsigned,omitempty"`
+	// Format is how the provider encodes bodies: json (the default), form,
+	// or either. Bodies are read in this format, never by Content-Type.
+	Format string `json:"format"`
 	// Response is the body the provider expects for an accepted event, if any.
 	Response string `json:"response,omitempty"`
 	// KeyKind says what `secrets` hold: a shared secret (default), a public
@@ -109,6 +116,15 @@ func register(ps ...Preset) {
 	for _, p := range ps {
 		if _, dup := presets[p.Name]; dup {
 			panic("preset registered twice: " + p.Name)
+		}
+		if p.Format == "" {
+			p.Format = FormatJSON
+		}
+		if err := CheckFormat(p.Format); err != nil {
+			panic("preset " + p.Name + ": " + err.Error())
+		}
+		if p.Build == nil {
+			p.Spec.Format = p.Format
 		}
 		presets[p.Name] = p
 	}
