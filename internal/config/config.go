@@ -162,6 +162,11 @@ type Source struct {
 	Response Response
 	// VerifyToken answers Meta's subscription check (hub.verify_token).
 	VerifyToken string
+	// LearnUntil, from learn_secret.until, ends the window in which a
+	// handshake (Asana's X-Hook-Secret) may establish the source's secret.
+	// Zero, the default, means handshakes never establish one.
+	LearnUntil     time.Time
+	LearnSecretPos Pos
 	// Mode, when "live" or "test", admits only events of that mode.
 	Mode    string
 	ModePos Pos
@@ -426,6 +431,20 @@ func (p *parser) duration(n *yaml.Node, what string) time.Duration {
 		return 0
 	}
 	return d
+}
+
+// timestamp reads an RFC 3339 time, after placeholder expansion.
+func (p *parser) timestamp(n *yaml.Node, what string) time.Time {
+	s := p.expanded(n, what)
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		p.errorf(n, "%s: want an RFC 3339 time such as 2030-01-02T15:04:05Z, got %q", what, s)
+		return time.Time{}
+	}
+	return t
 }
 
 func (p *parser) integer(n *yaml.Node, what string, min int) int {
@@ -720,6 +739,15 @@ func (p *parser) source(key, n *yaml.Node) *Source {
 				if s := p.expanded(item, what+".secrets"); s != "" {
 					src.Secrets = append(src.Secrets, s)
 				}
+			}
+		},
+		"learn_secret": func(k, v *yaml.Node) {
+			src.LearnSecretPos = pos(k)
+			p.fields(v, what+".learn_secret", map[string]func(k, v *yaml.Node){
+				"until": func(_, v *yaml.Node) { src.LearnUntil = p.timestamp(v, what+".learn_secret.until") },
+			})
+			if v.Kind == yaml.MappingNode && !p.hasKey(v, "until") {
+				p.errorf(v, "%s.learn_secret: until is required (an RFC 3339 time such as 2030-01-02T15:04:05Z)", what)
 			}
 		},
 		"tolerance":    func(_, v *yaml.Node) { src.Tolerance = p.duration(v, what+".tolerance") },

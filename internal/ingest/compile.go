@@ -39,6 +39,13 @@ type source struct {
 	unsignedHandshakes []*verify.Handshake
 	signedHandshakes   []*verify.Handshake
 
+	// learns marks a scheme whose secret a handshake establishes; the
+	// secret is kept in the store under scope, and learnUntil ends the
+	// window in which a handshake may establish it (zero: never).
+	learns     bool
+	scope      string
+	learnUntil time.Time
+
 	gate         *route.Schema // bodies must satisfy it; nil without a gate
 	quarantine   bool          // park failing events instead of answering 400
 	bodyRequired bool          // an unparseable body is a 400
@@ -55,16 +62,17 @@ type source struct {
 // expressions and schemas. Errors carry the file and line they come from.
 func Compile(cfg *config.Config) (*Pipeline, error) {
 	p := &Pipeline{
-		log:       zap.NewNop(),
-		rejectLog: zap.NewNop(),
-		clientIP:  peerIP,
-		attached:  make(chan struct{}),
-		now:       time.Now,
-		notify:    func(string) {},
-		sources:   map[string]*source{},
-		maxBody:   cfg.MaxBody,
-		upstreams: map[string]deliver.Upstream{},
-		orderKeys: map[string]*route.Program{},
+		log:          zap.NewNop(),
+		rejectLog:    zap.NewNop(),
+		clientIP:     peerIP,
+		trustedProxy: untrusted,
+		attached:     make(chan struct{}),
+		now:          time.Now,
+		notify:       func(string) {},
+		sources:      map[string]*source{},
+		maxBody:      cfg.MaxBody,
+		upstreams:    map[string]deliver.Upstream{},
+		orderKeys:    map[string]*route.Program{},
 	}
 	var errs []error
 	for _, src := range cfg.Sources {
@@ -227,6 +235,9 @@ func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 			}
 			return nil, cfg.Errorf(at, "source %s: %v", src.Name, err)
 		}
+	}
+	if err := s.compileLearning(cfg, src); err != nil {
+		return nil, err
 	}
 	s.scheme = scheme
 	s.secrets = src.Secrets

@@ -48,6 +48,8 @@ type Pipeline struct {
 	// one in rejectLogThereafter.
 	rejectLog *zap.Logger
 	clientIP  func(*http.Request) string
+	// trustedProxy says whether the request came through a trusted proxy.
+	trustedProxy func(*http.Request) bool
 	// attached is closed once the pipeline has its store. Caddy starts its
 	// apps in no fixed order, so a request can arrive a moment before the
 	// hookgate app has opened the store.
@@ -95,19 +97,6 @@ func (p *Pipeline) Attach(st store.Store, notify func(upstream string), log *zap
 	p.rejectLog = log.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
 		return zapcore.NewSamplerWithOptions(c, time.Second, rejectLogFirst, rejectLogThereafter)
 	}))
-	for _, src := range p.sources {
-		learner, ok := src.scheme.(verify.Learner)
-		if !ok {
-			continue
-		}
-		secrets, err := st.LearnedSecrets(src.name)
-		if err != nil {
-			log.Error("loading learned secrets", zap.String("source", src.name), zap.Error(err))
-		}
-		for _, secret := range secrets {
-			learner.Learn(secret)
-		}
-	}
 }
 
 // Retention is how long finished events are kept.
@@ -184,7 +173,7 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		plain(w, http.StatusBadRequest, "a GET carries no body")
 		return
 	}
-	if p.answerHandshake(w, r, src, body, src.unsignedHandshakes) {
+	if p.answerHandshake(w, r, src, body, src.unsignedHandshakes, start) {
 		return
 	}
 	now := p.now()
@@ -192,14 +181,23 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if src.signsURL {
 		vr.URL = src.requestURL(r)
 	}
+	if src.learns {
+		learned, err := p.learnedSecret(src)
+		if err != nil {
+			w.Header().Set("Retry-After", retryAfterSeconds)
+			plain(w, http.StatusServiceUnavailable, "storage unavailable, retry later")
+			p.log.Error("reading a learned secret", zap.String("source", src.name), zap.Error(err))
+			p.observe(src, "unavailable", start)
+			return
+		}
+		vr.Learned = learned
+	}
 	if err := src.scheme.Verify(&vr); err != nil {
 		plain(w, http.StatusUnauthorized, "unauthorized")
 		p.reject(r, src, verify.Reason(err), nil)
 		return
 	}
-	if p.answerHandshake(w, r, src, body, src.signedHandshakes) {
-		p.log.Debug("handshake answered", zap.String("source", src.name))
-		p.observe(src, "handshake", start)
+	if p.answerHandshake(w, r, src, body, src.signedHandshakes, start) {
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -233,16 +231,17 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ne := &store.NewEvent{Event: &store.Event{
-		Source:     src.name,
-		ReceivedAt: now,
-		Method:     r.Method,
-		Path:       r.URL.Path,
-		RawQuery:   r.URL.RawQuery,
-		Host:       r.Host,
-		RemoteAddr: r.RemoteAddr,
-		Proto:      scheme(r),
-		Header:     r.Header,
-		Body:       body,
+		Source:          src.name,
+		ReceivedAt:      now,
+		Method:          r.Method,
+		Path:            r.URL.Path,
+		RawQuery:        r.URL.RawQuery,
+		Host:            r.Host,
+		RemoteAddr:      r.RemoteAddr,
+		Proto:           scheme(r),
+		ViaTrustedProxy: p.trustedProxy(r),
+		Header:          r.Header,
+		Body:            body,
 	}}
 	if src.gate != nil {
 		if err := src.gate.Check(env.Body); err != nil {
@@ -351,9 +350,10 @@ func (s *source) hasHandshakes() bool {
 	return len(s.unsignedHandshakes)+len(s.signedHandshakes) > 0
 }
 
-// answerHandshake answers the request if it is one of the handshakes. A
-// secret the handshake establishes is stored before the answer goes out.
-func (p *Pipeline) answerHandshake(w http.ResponseWriter, r *http.Request, s *source, body []byte, handshakes []*verify.Handshake) bool {
+// answerHandshake answers the request if it is one of the handshakes, and
+// counts and logs the outcome. A handshake that proposes a secret is
+// answered as it asks only if the store took the secret (learn).
+func (p *Pipeline) answerHandshake(w http.ResponseWriter, r *http.Request, s *source, body []byte, handshakes []*verify.Handshake, start time.Time) bool {
 	if len(handshakes) == 0 {
 		return false
 	}
@@ -361,27 +361,24 @@ func (p *Pipeline) answerHandshake(w http.ResponseWriter, r *http.Request, s *so
 		Method: r.Method, Header: r.Header, Query: r.URL.Query(), Body: body,
 		Secrets: s.secrets, VerifyToken: s.verifyToken, KnownSecrets: len(s.secrets),
 	}
-	learner, learns := s.scheme.(verify.Learner)
-	if learns {
-		hr.KnownSecrets = learner.Known()
-	}
 	for _, h := range handshakes {
 		resp, ok := h.Answer(hr)
 		if !ok {
 			continue
 		}
+		why := ""
 		if resp.Learn != "" {
-			if !learns {
+			if !s.learns {
 				continue
 			}
-			if err := p.store.AddLearnedSecret(r.Context(), s.name, resp.Learn); err != nil {
+			var err error
+			if resp, why, err = p.learn(r, s, resp); err != nil {
 				w.Header().Set("Retry-After", retryAfterSeconds)
 				plain(w, http.StatusServiceUnavailable, "storage unavailable, retry later")
 				p.log.Error("storing a handshake secret", zap.String("source", s.name), zap.Error(err))
+				p.observe(s, "unavailable", start)
 				return true
 			}
-			learner.Learn(resp.Learn)
-			p.log.Info("secret established by handshake", zap.String("source", s.name), zap.String("handshake", h.Name))
 		}
 		for k, v := range resp.Header {
 			w.Header()[k] = v
@@ -390,6 +387,7 @@ func (p *Pipeline) answerHandshake(w http.ResponseWriter, r *http.Request, s *so
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(resp.Status)
 		w.Write(resp.Body)
+		p.handshakeAnswered(r, s, h, resp, why, start)
 		return true
 	}
 	return false
@@ -425,6 +423,13 @@ func (p *Pipeline) awaitStore() bool {
 // SetClientIP sets how the client's address is read (Caddy's client IP,
 // which honours trusted_proxies); by default it is the connection's peer.
 func (p *Pipeline) SetClientIP(f func(*http.Request) string) { p.clientIP = f }
+
+// SetTrustedProxy sets how a request from one of Caddy's trusted_proxies is
+// recognised; by default none is, and incoming X-Forwarded-* headers are
+// not passed on.
+func (p *Pipeline) SetTrustedProxy(f func(*http.Request) bool) { p.trustedProxy = f }
+
+func untrusted(*http.Request) bool { return false }
 
 func peerIP(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)

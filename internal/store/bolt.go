@@ -26,7 +26,7 @@ import (
 //	deliveries  id(16) ‖ index(2)           → delivery (JSON)
 //	attempts    id(16) ‖ index(2) ‖ n(4)    → attempt (JSON)
 //	queue/<upstream>  dueUnixNano(8) ‖ id(16) ‖ index(2) → empty
-//	secrets     source 0x00 seq(8)          → a secret learned in a handshake
+//	learned_secrets  scope                  → a secret learned in a handshake (JSON)
 //	delivery_bodies  id(16) ‖ index(2)      → a route's transformed body
 //	order       upstream 0x00 key 0x00 id(16) ‖ index(2) → empty: ordered deliveries by arrival
 var (
@@ -37,9 +37,11 @@ var (
 	bucketAttempts   = []byte("attempts")
 	bucketQueue      = []byte("queue")
 	bucketMeta       = []byte("meta")
-	bucketSecrets    = []byte("secrets")
-	bucketOrder      = []byte("order")
-	bucketDBodies    = []byte("delivery_bodies")
+	// bucketLearned replaces "secrets", whose secrets were keyed by source
+	// name alone and may have been planted; that bucket is left unread.
+	bucketLearned = []byte("learned_secrets")
+	bucketOrder   = []byte("order")
+	bucketDBodies = []byte("delivery_bodies")
 )
 
 const schemaVersion = 1
@@ -110,7 +112,7 @@ func OpenBolt(path string, opts Options) (*Bolt, error) {
 	}
 	var lastID ID
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketEvents, bucketBodies, bucketDedup, bucketDeliveries, bucketAttempts, bucketQueue, bucketMeta, bucketSecrets, bucketOrder, bucketDBodies} {
+		for _, name := range [][]byte{bucketEvents, bucketBodies, bucketDedup, bucketDeliveries, bucketAttempts, bucketQueue, bucketMeta, bucketLearned, bucketOrder, bucketDBodies} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
@@ -705,29 +707,63 @@ func (s *Bolt) QueuedUpstreams() ([]string, error) {
 	return names, err
 }
 
-// LearnedSecrets implements Store.
-func (s *Bolt) LearnedSecrets(source string) ([]string, error) {
-	var out []string
-	prefix := append([]byte(source), 0)
+// LearnedSecret implements Store.
+func (s *Bolt) LearnedSecret(scope string) (*LearnedSecret, error) {
+	var out *LearnedSecret
 	err := s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketSecrets).Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			out = append(out, string(v))
+		v := tx.Bucket(bucketLearned).Get([]byte(scope))
+		if v == nil {
+			return nil
 		}
-		return nil
+		out = new(LearnedSecret)
+		return json.Unmarshal(v, out)
 	})
 	return out, err
 }
 
-// AddLearnedSecret implements Store.
-func (s *Bolt) AddLearnedSecret(ctx context.Context, source, secret string) error {
-	return s.update(ctx, func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketSecrets)
-		seq, err := b.NextSequence()
-		if err != nil {
-			return err
+// LearnSecret implements Store: the check and the write share one write
+// transaction, which bbolt runs one at a time.
+func (s *Bolt) LearnSecret(ctx context.Context, ls LearnedSecret) (bool, error) {
+	v, err := json.Marshal(ls)
+	if err != nil {
+		return false, err
+	}
+	var won bool
+	err = s.update(ctx, func(tx *bolt.Tx) error {
+		won = false // the function runs again if its batch is retried
+		b := tx.Bucket(bucketLearned)
+		if b.Get([]byte(ls.Scope)) != nil {
+			return nil
 		}
-		key := binary.BigEndian.AppendUint64(append([]byte(source), 0), seq)
-		return b.Put(key, []byte(secret))
+		won = true
+		return b.Put([]byte(ls.Scope), v)
 	})
+	return won && err == nil, err
+}
+
+// LearnedSecrets implements Store.
+func (s *Bolt) LearnedSecrets() ([]LearnedSecret, error) {
+	var out []LearnedSecret
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketLearned).ForEach(func(_, v []byte) error {
+			var ls LearnedSecret
+			if err := json.Unmarshal(v, &ls); err != nil {
+				return err
+			}
+			out = append(out, ls)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// RevokeSecret implements Store.
+func (s *Bolt) RevokeSecret(ctx context.Context, scope string) (bool, error) {
+	var found bool
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketLearned)
+		found = b.Get([]byte(scope)) != nil
+		return b.Delete([]byte(scope))
+	})
+	return found && err == nil, err
 }

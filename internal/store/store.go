@@ -29,17 +29,21 @@ const (
 
 // Event is a stored webhook request.
 type Event struct {
-	ID         ID          `json:"id"`
-	Source     string      `json:"source"`
-	ReceivedAt time.Time   `json:"received_at"`
-	Method     string      `json:"method"`
-	Path       string      `json:"path"`
-	RawQuery   string      `json:"query,omitempty"`
-	Host       string      `json:"host,omitempty"`
-	RemoteAddr string      `json:"remote_addr,omitempty"`
-	Proto      string      `json:"scheme,omitempty"`
-	Header     http.Header `json:"headers"`
-	DedupKey   string      `json:"dedup_key,omitempty"`
+	ID         ID        `json:"id"`
+	Source     string    `json:"source"`
+	ReceivedAt time.Time `json:"received_at"`
+	Method     string    `json:"method"`
+	Path       string    `json:"path"`
+	RawQuery   string    `json:"query,omitempty"`
+	Host       string    `json:"host,omitempty"`
+	RemoteAddr string    `json:"remote_addr,omitempty"`
+	Proto      string    `json:"scheme,omitempty"`
+	// ViaTrustedProxy is true when the request came from one of Caddy's
+	// trusted_proxies, whose X-Forwarded-* headers delivery then passes on;
+	// from anyone else they are dropped, as reverse_proxy drops them.
+	ViaTrustedProxy bool        `json:"via_trusted_proxy,omitempty"`
+	Header          http.Header `json:"headers"`
+	DedupKey        string      `json:"dedup_key,omitempty"`
 	// Unrouted marks an event that no route and no default took.
 	Unrouted bool `json:"unrouted,omitempty"`
 	// Quarantined says why a validation gate parked the event.
@@ -168,10 +172,7 @@ type Store interface {
 	Record(ctx context.Context, o Outcome) error
 	// Event returns one event with its deliveries and attempts.
 	Event(id ID) (*EventRecord, error)
-	// LearnedSecrets returns the secrets handshakes established for a source.
-	LearnedSecrets(source string) ([]string, error)
-	// AddLearnedSecret durably stores a secret a handshake established.
-	AddLearnedSecret(ctx context.Context, source, secret string) error
+	SecretStore
 	// AddDeliveries gives a stored event more deliveries (routing it again,
 	// or releasing it from quarantine) and clears its unrouted and
 	// quarantined marks.
@@ -189,6 +190,32 @@ type Store interface {
 	QueuedUpstreams() ([]string, error)
 	// Close stops writes and releases the store.
 	Close() error
+}
+
+// LearnedSecret is a secret a provider's handshake established (Asana's
+// X-Hook-Secret), for one scope.
+type LearnedSecret struct {
+	// Scope names the endpoint the secret belongs to: the source's name and
+	// public address, so that two sites sharing a store never share one.
+	Scope     string    `json:"scope"`
+	Source    string    `json:"source"`
+	Secret    string    `json:"secret"`
+	LearnedAt time.Time `json:"learned_at"`
+}
+
+// SecretStore keeps learned secrets, at most one per scope, with no expiry.
+type SecretStore interface {
+	// LearnedSecret returns the secret learned for scope, or nil.
+	LearnedSecret(scope string) (*LearnedSecret, error)
+	// LearnSecret durably stores s unless its scope has a secret already,
+	// as one atomic step, and reports whether this call stored it: of
+	// concurrent calls for one scope, on any instance, exactly one wins.
+	LearnSecret(ctx context.Context, s LearnedSecret) (bool, error)
+	// LearnedSecrets lists every learned secret, ordered by scope.
+	LearnedSecrets() ([]LearnedSecret, error)
+	// RevokeSecret deletes the secret learned for scope and reports whether
+	// there was one; a later handshake may establish a new one.
+	RevokeSecret(ctx context.Context, scope string) (bool, error)
 }
 
 // Inspector is what the admin API and metrics read from a store.

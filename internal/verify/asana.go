@@ -5,23 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
-	"sync"
 )
 
-// Learner is a scheme whose secret arrives in a handshake (Asana's
-// X-Hook-Secret) rather than from configuration.
-type Learner interface {
-	Scheme
-	// Learn adds a secret established by a handshake.
-	Learn(secret string)
-	// Known counts the secrets the scheme holds, configured or learned.
-	Known() int
-}
-
 // asana verifies X-Hook-Signature, the hex HMAC-SHA256 of the body under
-// the secret Asana sent in the X-Hook-Secret handshake.
+// the secret Asana sent in the X-Hook-Secret handshake (Request.Learned),
+// or a configured one.
 type asana struct {
-	mu      sync.RWMutex
 	secrets [][]byte
 }
 
@@ -33,18 +22,6 @@ func newAsana(secrets []string, _ Options) (Scheme, error) {
 	return a, nil
 }
 
-func (a *asana) Learn(secret string) {
-	a.mu.Lock()
-	a.secrets = append(a.secrets, []byte(secret))
-	a.mu.Unlock()
-}
-
-func (a *asana) Known() int {
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	return len(a.secrets)
-}
-
 func (a *asana) Verify(r *Request) error {
 	header := r.Header.Get("X-Hook-Signature")
 	if header == "" {
@@ -54,9 +31,11 @@ func (a *asana) Verify(r *Request) error {
 	if err != nil || len(sig) != sha256.Size {
 		return ErrMalformedSignature
 	}
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	for _, secret := range a.secrets {
+	secrets := a.secrets
+	if r.Learned != "" {
+		secrets = append(secrets[:len(secrets):len(secrets)], []byte(r.Learned))
+	}
+	for _, secret := range secrets {
 		mac := hmac.New(sha256.New, secret)
 		mac.Write(r.Body)
 		if hmac.Equal(mac.Sum(nil), sig) {
@@ -77,8 +56,9 @@ func (a *asana) Sign(key string, msg Message) (http.Header, error) {
 
 // asanaHookSecret answers Asana's handshake: a POST carrying X-Hook-Secret,
 // echoed back, whose value becomes the source's secret. It is unsigned by
-// design, so it is accepted only while the source has no secret at all;
-// afterwards anyone could otherwise plant a secret of their own.
+// design, so the answer only proposes to learn the secret: the pipeline
+// answers 200 only inside the source's learning window and only if the
+// store's create-if-absent of the secret succeeds, and 403 otherwise.
 var asanaHookSecret = &Handshake{Name: "asana X-Hook-Secret", Unsigned: true, Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
 	secret := r.Header.Get("X-Hook-Secret")
 	if r.Method != http.MethodPost || secret == "" {

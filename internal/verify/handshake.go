@@ -21,7 +21,9 @@ type HandshakeRequest struct {
 	Secrets []string
 	// VerifyToken is the source's verify_token, for Meta's subscription check.
 	VerifyToken string
-	// KnownSecrets counts the secrets the source holds, configured or learned.
+	// KnownSecrets counts the source's configured secrets. A learned one is
+	// not counted: the store's create-if-absent decides whether a handshake
+	// may establish it.
 	KnownSecrets int
 }
 
@@ -31,8 +33,8 @@ type HandshakeResponse struct {
 	ContentType string
 	Body        []byte
 	Header      http.Header
-	// Learn is a secret the handshake establishes, to be stored before the
-	// response is sent.
+	// Learn is a secret the handshake proposes to establish. The response
+	// is sent only if the store took it; otherwise the answer is 403.
 	Learn string
 }
 

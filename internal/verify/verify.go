@@ -18,6 +18,10 @@ type Request struct {
 	URL string
 	// Now is the time timestamps are checked against.
 	Now time.Time
+	// Learned is the secret a handshake established for the source, read
+	// from the store for this request (so a revoked one stops verifying at
+	// once, on every instance), or empty.
+	Learned string
 
 	// SingleUseToken is set by a successful Verify of a scheme whose
 	// signature covers a token but not the body (Mailgun's): the token may

@@ -12,7 +12,8 @@
 //   - stream S_DEAD, subjects S.dead.<upstream>.<id>.<index>: dead letters,
 //     replayed from there.
 //   - key-value buckets S_dedup (create-only keys with a TTL), S_state
-//     (delivery states and attempts) and S_meta (learned secrets).
+//     (delivery states and attempts) and S_secrets (learned secrets,
+//     create-only keys without a TTL).
 //
 // A durable consumer "dispatch" on S turns stored events into work
 // messages, so an ingest is a single quorum write and an event whose
@@ -27,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -90,7 +92,7 @@ type Store struct {
 	dead    jetstream.Stream
 	dedup   jetstream.KeyValue
 	state   jetstream.KeyValue
-	meta    jetstream.KeyValue
+	secrets jetstream.KeyValue
 	subject string // S
 
 	mu        sync.Mutex
@@ -200,8 +202,15 @@ func (s *Store) setup() error {
 	if s.state, err = bucket("state", false); err != nil {
 		return err
 	}
-	s.meta, err = bucket("meta", false)
-	return err
+	// Learned secrets never expire: an expired one would let the next
+	// handshake, from anyone, establish a new one. (S_meta, which held them
+	// with a TTL and keyed by source name alone, is no longer read.)
+	s.secrets, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: S + "_secrets",
+		Storage: jetstream.FileStorage, Replicas: r, History: 1, Description: "Hookgate learned secrets"})
+	if err != nil {
+		return fmt.Errorf("bucket %s_secrets: %w", S, err)
+	}
+	return nil
 }
 
 // redact drops credentials from server URLs so they can be shown and logged.
@@ -850,26 +859,83 @@ func (s *Store) QueuedUpstreams() ([]string, error) {
 // letters by MaxAge and dedup keys by their TTL, so there is nothing to do.
 func (s *Store) Sweep(context.Context, time.Time, int) (int, error) { return 0, nil }
 
-// LearnedSecrets implements store.Store.
-func (s *Store) LearnedSecrets(source string) ([]string, error) {
+// secretKey names a scope's entry in S_secrets; scopes hold characters
+// keys may not.
+func secretKey(scope string) string {
+	sum := sha256.Sum256([]byte(scope))
+	return "s." + hex.EncodeToString(sum[:])
+}
+
+// LearnedSecret implements store.Store.
+func (s *Store) LearnedSecret(scope string) (*store.LearnedSecret, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	entry, err := s.meta.Get(ctx, secretsKey(source))
+	entry, err := s.secrets.Get(ctx, secretKey(scope))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, unavailable(err)
 	}
-	var out []string
-	return out, json.Unmarshal(entry.Value(), &out)
+	var ls store.LearnedSecret
+	return &ls, json.Unmarshal(entry.Value(), &ls)
 }
 
-func secretsKey(source string) string { return "secrets." + hex.EncodeToString([]byte(source)) }
-
-// AddLearnedSecret implements store.Store.
-func (s *Store) AddLearnedSecret(ctx context.Context, source, secret string) error {
+// LearnSecret implements store.Store with the bucket's Create, which fails
+// if the key exists: every instance races on the same key.
+func (s *Store) LearnSecret(ctx context.Context, ls store.LearnedSecret) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
 	defer cancel()
-	return unavailable(casJSON(ctx, s.meta, secretsKey(source), func(list *[]string) { *list = append(*list, secret) }))
+	data, err := json.Marshal(ls)
+	if err != nil {
+		return false, err
+	}
+	_, err = s.secrets.Create(ctx, secretKey(ls.Scope), data)
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		return false, nil
+	}
+	return err == nil, unavailable(err)
+}
+
+// LearnedSecrets implements store.Store.
+func (s *Store) LearnedSecrets() ([]store.LearnedSecret, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	keys, err := s.secrets.Keys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	var out []store.LearnedSecret
+	for _, k := range keys {
+		entry, err := s.secrets.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue // revoked meanwhile
+		}
+		if err != nil {
+			return nil, unavailable(err)
+		}
+		var ls store.LearnedSecret
+		if err := json.Unmarshal(entry.Value(), &ls); err != nil {
+			return nil, fmt.Errorf("learned secret %s: %w", k, err)
+		}
+		out = append(out, ls)
+	}
+	slices.SortFunc(out, func(a, b store.LearnedSecret) int { return strings.Compare(a.Scope, b.Scope) })
+	return out, nil
+}
+
+// RevokeSecret implements store.Store.
+func (s *Store) RevokeSecret(ctx context.Context, scope string) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
+	defer cancel()
+	key := secretKey(scope)
+	if _, err := s.secrets.Get(ctx, key); errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false, nil
+	} else if err != nil {
+		return false, unavailable(err)
+	}
+	return true, unavailable(s.secrets.Delete(ctx, key))
 }
