@@ -150,6 +150,16 @@ func Compile(cfg *config.Config) (*Pipeline, error) {
 	return p, nil
 }
 
+// checkSharedKeys refuses configured secrets too weak to be keys.
+func checkSharedKeys(p verify.Preset, secrets []string) error {
+	for i, secret := range secrets {
+		if err := verify.CheckSharedKey(p, secret); err != nil {
+			return fmt.Errorf("secret %d %w", i+1, err)
+		}
+	}
+	return nil
+}
+
 func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 	s := &source{
 		name:        src.Name,
@@ -186,6 +196,9 @@ func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 				at = src.Pos
 			}
 			return nil, cfg.Errorf(at, "source %s: no secret configured (or every placeholder in secrets is empty)", src.Name)
+		}
+		if err := checkSharedKeys(preset, src.Secrets); err != nil {
+			return nil, cfg.Errorf(src.SecretsPos, "source %s: %v", src.Name, err)
 		}
 		scheme, err = preset.Compile(src.Secrets, verify.Options{Tolerance: src.Tolerance})
 		if err != nil {
@@ -226,6 +239,9 @@ func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 		s.format = spec.Format
 		if s.format == "" {
 			s.format = verify.FormatEither
+		}
+		if err := checkSharedKeys(verify.Preset{Spec: spec}, src.Secrets); err != nil {
+			return nil, cfg.Errorf(src.SecretsPos, "source %s: %v", src.Name, err)
 		}
 		scheme, err = verify.New(spec, src.Secrets)
 		if err != nil {

@@ -69,6 +69,56 @@ type Spec struct {
 // stuffed with values costs no more than a handful of comparisons.
 const maxCandidates = 16
 
+// maxAsymmetricCandidates bounds the signatures tried for public-key
+// schemes, where each try hashes the whole body again: a request stuffed
+// with signatures must not cost the CPU of many.
+const maxAsymmetricCandidates = 3
+
+// MinKeyBytes is the shortest shared key accepted for schemes that MAC or
+// hash with it: from one captured request, a shorter key can be searched
+// for offline. A placeholder that expanded to nothing behind a prefix
+// (whsec_{env.UNSET}) is caught the same way.
+const MinKeyBytes = 16
+
+// CheckSharedKey refuses a configured secret that a preset or spec would
+// use as a MAC or hash key when it is too short to resist an offline search.
+// Public keys, tokens and passwords are not keys of that kind. Published
+// test vectors use shorter keys, so the schemes themselves accept them.
+func CheckSharedKey(p Preset, secret string) error {
+	encoding := p.Spec.SecretEncoding
+	switch {
+	case p.Build != nil && p.KeyKind == "":
+		encoding = "raw"
+	case p.Build != nil && p.KeyKind == "HMAC key (hex)":
+		encoding = "hex"
+	case p.Build != nil:
+		return nil
+	}
+	if p.Build == nil {
+		d, err := compileSpec(p.Spec)
+		if err != nil || (d.family != familyHMAC && d.family != familyHash) {
+			return nil
+		}
+	}
+	key, err := DecodeSecret(encoding, secret)
+	if err != nil {
+		return nil // the scheme reports a secret it cannot decode
+	}
+	return checkKey(secret, key)
+}
+
+func checkKey(secret string, key []byte) error {
+	if len(key) >= MinKeyBytes {
+		return nil
+	}
+	for _, prefix := range []string{"whsec_", "whsk_", "whpk_", "sha256=", "v1,"} {
+		if secret == prefix || secret == strings.TrimSuffix(prefix, "_") {
+			return fmt.Errorf("is only the prefix %q: did a placeholder after it expand to nothing?", prefix)
+		}
+	}
+	return fmt.Errorf("gives a %d-byte key; at least %d bytes are required, or one captured request lets the key be found by search", len(key), MinKeyBytes)
+}
+
 type segmentKind uint8
 
 const (
@@ -563,7 +613,7 @@ func (d *Declarative) parseHeader(values []string, p *parsed) error {
 }
 
 func (d *Declarative) addCandidate(p *parsed, v string) {
-	if p.n == maxCandidates {
+	if p.n == maxCandidates || (p.n == maxAsymmetricCandidates && (d.family == familyEd25519 || d.family == familyECDSA)) {
 		return
 	}
 	if d.spec.Prefix != "" {
