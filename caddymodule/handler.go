@@ -85,6 +85,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	pipeline.Observe(metricsObserver{})
 	pipeline.SetClientIP(clientIP)
+	pipeline.SetTrustedProxy(viaTrustedProxy)
 	h.logger.Info("webhook gateway provisioned",
 		zap.String("routes", routesPath), zap.String("storage", spec.key), zap.Int("sources", len(pipeline.Sources())))
 	return nil
@@ -154,6 +155,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	h.pipeline.ServeHTTP(w, r)
 	return nil
+}
+
+// viaTrustedProxy reports whether Caddy found the request's peer among the
+// server's trusted_proxies.
+func viaTrustedProxy(r *http.Request) bool {
+	trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool)
+	return trusted
 }
 
 // clientIP is the client's address as Caddy determined it, so that

@@ -739,19 +739,7 @@ func buildRequest(ctx context.Context, cfg Upstream, t store.Task, attempt int) 
 	for _, h := range hopHeaders {
 		req.Header.Del(h)
 	}
-	if ev.Host != "" {
-		req.Host = ev.Host // as reverse_proxy does: the backend sees the public host
-		req.Header.Set("X-Forwarded-Host", ev.Host)
-	}
-	if ip, _, err := net.SplitHostPort(ev.RemoteAddr); err == nil {
-		if prior := req.Header.Get("X-Forwarded-For"); prior != "" {
-			ip = prior + ", " + ip
-		}
-		req.Header.Set("X-Forwarded-For", ip)
-	}
-	if ev.Proto != "" {
-		req.Header.Set("X-Forwarded-Proto", ev.Proto)
-	}
+	setForwarded(req, ev)
 	for _, h := range d.RemoveHeaders {
 		req.Header.Del(h)
 	}
@@ -769,6 +757,32 @@ func buildRequest(ctx context.Context, cfg Upstream, t store.Task, attempt int) 
 	req.Header.Set("Idempotency-Key", id)
 	req.ContentLength = int64(len(body))
 	return req, nil
+}
+
+// setForwarded sets X-Forwarded-For, -Host and -Proto as reverse_proxy
+// does: a trusted proxy's values are extended, anyone else's are replaced,
+// so a sender cannot make the backend believe it came from elsewhere.
+func setForwarded(req *http.Request, ev *store.Event) {
+	if !ev.ViaTrustedProxy {
+		for _, h := range []string{"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
+			req.Header.Del(h)
+		}
+	}
+	if ev.Host != "" {
+		req.Host = ev.Host // as reverse_proxy does: the backend sees the public host
+		if req.Header.Get("X-Forwarded-Host") == "" {
+			req.Header.Set("X-Forwarded-Host", ev.Host)
+		}
+	}
+	if ip, _, err := net.SplitHostPort(ev.RemoteAddr); err == nil {
+		if prior := req.Header.Get("X-Forwarded-For"); prior != "" {
+			ip = prior + ", " + ip
+		}
+		req.Header.Set("X-Forwarded-For", ip)
+	}
+	if ev.Proto != "" && req.Header.Get("X-Forwarded-Proto") == "" {
+		req.Header.Set("X-Forwarded-Proto", ev.Proto)
+	}
 }
 
 func joinPath(base, p string) string {

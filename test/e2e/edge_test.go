@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -159,5 +160,39 @@ func TestDeclaredLengthCostsNothing(t *testing.T) {
 	hdr.Set("X-GitHub-Delivery", "after-waves")
 	if status, _, text := g.post("/webhooks/github", hdr, body); status != 200 {
 		t.Fatalf("after the waves: %d %s", status, text)
+	}
+}
+
+// TestForwardedHeadersFromTrustedProxiesOnly: a sender's own X-Forwarded-For
+// never reaches the upstream, unless Caddy's trusted_proxies vouch for it.
+func TestForwardedHeadersFromTrustedProxiesOnly(t *testing.T) {
+	for _, c := range []struct {
+		name, trusted, wantXFF string
+	}{
+		{"direct client", "10.0.0.0/8", "127.0.0.1"},
+		{"behind a trusted proxy", "127.0.0.0/8", "6.6.6.6, 127.0.0.1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			up := newRecorder(t, "", nil)
+			dir, port, admin := newGatewayDir(t, routesFor(up.addr), "127.0.0.1:1")
+			caddyfile := fmt.Sprintf(caddyfileTemplate, admin, dir, port, "127.0.0.1:1")
+			caddyfile = strings.Replace(caddyfile, "\tlog {", "\tservers {\n\t\ttrusted_proxies static "+c.trusted+"\n\t}\n\tlog {", 1)
+			writeFile(t, filepath.Join(dir, "Caddyfile"), caddyfile)
+			g := startGateway(t, dir, port, admin)
+			github := newSigner(t, "github", "gh-e2e-secret-0123456789")
+			body := []byte(`{"zen":"forwarded"}`)
+			hdr := github.sign(t, body, "")
+			hdr.Set("X-GitHub-Delivery", "fwd-"+c.trusted)
+			hdr.Set("X-Forwarded-For", "6.6.6.6")
+			status, resp, text := g.post("/webhooks/github", hdr, body)
+			if status != 200 {
+				t.Fatalf("%d %s", status, text)
+			}
+			id := resp.Get("Hookgate-Event-Id")
+			waitFor(t, "the delivery", 20*time.Second, func() bool { return len(up.byEvent()[id]) == 1 })
+			if got := up.byEvent()[id][0].Header.Get("X-Forwarded-For"); got != c.wantXFF {
+				t.Fatalf("upstream saw X-Forwarded-For %q, want %q", got, c.wantXFF)
+			}
+		})
 	}
 }
