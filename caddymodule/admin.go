@@ -69,6 +69,10 @@ func serveAdmin(w http.ResponseWriter, r *http.Request) error {
 		return timeline(w, r, g)
 	case path == "replay" && r.Method == http.MethodPost:
 		return bulkReplay(w, r, g)
+	case path == "secrets" && r.Method == http.MethodGet:
+		return listSecrets(w, g)
+	case len(parts) == 2 && parts[0] == "secrets" && r.Method == http.MethodDelete:
+		return revokeSecret(w, r, g, parts[1])
 	case len(parts) == 2 && parts[0] == "events" && r.Method == http.MethodGet:
 		return showEvent(w, g, parts[1])
 	case len(parts) == 3 && parts[0] == "events" && parts[2] == "replay" && r.Method == http.MethodPost:

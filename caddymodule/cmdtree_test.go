@@ -103,6 +103,7 @@ func TestCommandTree(t *testing.T) {
 		"migrate":         {"from", "routes", "config", "adapter"},
 		"providers":       {"json", "markdown"},
 		"inspect":         {"address", "listen"},
+		"secrets":         {"address", "json", "scope"},
 	}
 	for name, want := range flags {
 		c, _, _ := root.Find([]string{CommandName, name})

@@ -394,6 +394,11 @@ func cmdMigrate(fl caddycmd.Flags) (int, error) {
 	if err != nil {
 		return caddy.ExitCodeFailedStartup, err
 	}
+	carried, kept, err := migrateSecrets(src, dst)
+	fmt.Printf("carried %d learned secrets (%d already there)\n", carried, kept)
+	if err != nil {
+		return caddy.ExitCodeFailedStartup, err
+	}
 	return caddy.ExitCodeSuccess, nil
 }
 

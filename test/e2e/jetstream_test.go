@@ -240,21 +240,26 @@ func TestJetStreamClusterTwoInstances(t *testing.T) {
 	}
 }
 
-// TestMigrateFromBolt moves the pending events of a stopped bbolt gateway
-// into JetStream with `hookgate migrate`; a gateway on JetStream delivers
-// them with their ids and bodies, and still recognises a provider's retry.
+// TestMigrateFromBolt moves the pending events and learned secrets of a
+// stopped bbolt gateway into JetStream with `hookgate migrate`; a gateway on
+// JetStream delivers them with their ids and bodies, still recognises a
+// provider's retry, and verifies with the learned secret.
 func TestMigrateFromBolt(t *testing.T) {
 	nodes := natsCluster(t, 1)
 	upstreamAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	passthrough := newRecorder(t, "", nil)
-	dir, port, admin := newGatewayDir(t, routesFor(upstreamAddr), passthrough.addr)
+	dir, port, admin := newGatewayDir(t, routesFor(upstreamAddr)+asanaSource("legacy"), passthrough.addr)
 	g := startGateway(t, dir, port, admin)
 	acked := g.ackGitHubEvents(t, "migrate", 20)
+	const asanaSecret = "asana-migrated-secret-0123"
+	if s := g.asanaHandshake(asanaSecret); s != 200 {
+		t.Fatalf("asana handshake: %d", s)
+	}
 	github := newSigner(t, "github", "gh-e2e-secret-0123456789")
 	g.kill()
 
 	// The same upstream names as the bbolt gateway's: deliveries name them.
-	routes := strings.NewReplacer("  app:\n", "  legacy:\n", "[app]", "[legacy]").Replace(sharedRoutes(clientURLs(nodes), 1, upstreamAddr))
+	routes := strings.NewReplacer("  app:\n", "  legacy:\n", "[app]", "[legacy]").Replace(sharedRoutes(clientURLs(nodes), 1, upstreamAddr)) + asanaSource("legacy")
 	routesFile := filepath.Join(t.TempDir(), "routes.yaml")
 	writeFile(t, routesFile, routes)
 	migrate := func() string {
@@ -264,10 +269,11 @@ func TestMigrateFromBolt(t *testing.T) {
 		}
 		return string(out)
 	}
-	if out := migrate(); !strings.Contains(out, "migrated 20 events with 20 pending deliveries") {
+	if out := migrate(); !strings.Contains(out, "migrated 20 events with 20 pending deliveries") || !strings.Contains(out, "carried 1 learned secrets (0 already there)") {
 		t.Fatalf("first run: %s", out)
 	}
-	if out := migrate(); !strings.Contains(out, "migrated 0 events with 0 pending deliveries") || !strings.Contains(out, "(20 already there)") {
+	if out := migrate(); !strings.Contains(out, "migrated 0 events with 0 pending deliveries") || !strings.Contains(out, "(20 already there)") ||
+		!strings.Contains(out, "carried 0 learned secrets (1 already there)") {
 		t.Fatalf("second run: %s", out)
 	}
 
@@ -284,6 +290,13 @@ func TestMigrateFromBolt(t *testing.T) {
 	h.Set("X-GitHub-Delivery", "migrate-3")
 	if status, hdr, _ := js.post("/webhooks/github", h, body); status != 200 || hdr.Get("Hookgate-Duplicate") != "true" {
 		t.Fatalf("a retry after the move was not recognised: %d %v", status, hdr)
+	}
+	// The learned secret came along: it verifies, and nobody can plant another.
+	if status, _, _ := js.post("/webhooks/asana", asanaSigned(asanaSecret), asanaEvent); status != 200 {
+		t.Fatalf("asana event after the move: %d", status)
+	}
+	if s := js.asanaHandshake("asana-attacker"); s != 403 {
+		t.Fatalf("asana handshake after the move: %d", s)
 	}
 }
 
