@@ -355,11 +355,11 @@ func init() {
 			Name:           "asana",
 			Description:    "Asana: X-Hook-Signature over the body, HMAC-SHA256 hex, under the secret from the X-Hook-Secret handshake",
 			Build:          newAsana,
-			Bespoke:        "hmac-sha256 hex over {body}; the secret is learned from the first X-Hook-Secret handshake and stored",
+			Bespoke:        "hmac-sha256 hex over {body}; the secret is learned from one X-Hook-Secret handshake inside the learn_secret window and stored",
 			BespokeHeaders: []string{"X-Hook-Signature", "X-Hook-Secret"},
 			Handshakes:     []*Handshake{asanaHookSecret},
 			LearnsSecret:   true,
-			KeyKind:        "learned from the handshake (leave secrets empty)",
+			KeyKind:        "learned from the handshake (leave secrets empty; set public_url and learn_secret)",
 			Docs:           "https://developers.asana.com/docs/webhooks-guide",
 		},
 		Preset{
