@@ -117,7 +117,7 @@ func init() {
 		Short: "Webhook gateway commands: events, stats, replay, send, route, providers and more",
 		Long: `
 Hookgate's commands, for the webhook_gateway handler and its store: the
-admin API from the shell (events, stats, replay), signed test events (send),
+admin API from the shell (events, stats, replay, secrets), signed test events (send),
 routes.yaml checks (validate-routes, route), the provider presets
 (providers) and offline store maintenance (compact, migrate).
 
