@@ -190,6 +190,10 @@ type Dedup struct {
 	Window time.Duration
 	// Disabled turns deduplication off for the source.
 	Disabled bool
+	// NoReplayDigest turns off the second key, the body's digest, that
+	// makes a replayed capture a duplicate for schemes whose signature
+	// covers no timestamp or event id (replay_digest: false).
+	NoReplayDigest bool
 }
 
 // Route is one routing rule.
@@ -775,6 +779,9 @@ func (p *parser) source(key, n *yaml.Node) *Source {
 					src.Dedup.KeyPos = pos(v)
 				},
 				"window": func(_, v *yaml.Node) { src.Dedup.Window = p.duration(v, what+".dedup.window") },
+				"replay_digest": func(_, v *yaml.Node) {
+					src.Dedup.NoReplayDigest = !p.boolean(v, what+".dedup.replay_digest")
+				},
 			})
 		},
 		"default": func(k, v *yaml.Node) {

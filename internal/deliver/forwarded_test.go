@@ -15,7 +15,7 @@ func TestForwardedHeadersTrustedOnlyFromProxies(t *testing.T) {
 	base, _ := url.Parse("http://backend.internal")
 	forged := http.Header{"X-Forwarded-For": {"6.6.6.6"}, "X-Forwarded-Proto": {"gopher"}, "X-Forwarded-Host": {"evil.example"}}
 	for _, c := range []struct {
-		trusted             bool
+		trusted            bool
 		xff, proto, xfHost string
 	}{
 		{false, "203.0.113.9", "https", "hooks.example.com"},

@@ -52,6 +52,9 @@ type source struct {
 	dedupPath    []string      // the dedup key read straight from the body, when that is all it needs
 	format       string        // the provider's body format (verify.FormatJSON, …), never Content-Type
 	digestKey    bool          // an empty preset dedup key falls back to the body's digest
+	// replayDigest adds the body's digest as a second dedup key: the
+	// signature covers no timestamp or id, so a capture verifies forever.
+	replayDigest bool
 
 	live        *route.Program // true for a live-mode event; nil when mode is not checked
 	wantLive    bool
@@ -218,6 +221,7 @@ func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 		s.signsURL = preset.SignsURL()
 		s.format = preset.Format
 		s.digestKey = src.Dedup.Key == ""
+		s.replayDigest = preset.Replayable() && !src.Dedup.Disabled && !src.Dedup.NoReplayDigest
 		if src.Mode != "" && liveExpr == "" {
 			return nil, cfg.Errorf(src.ModePos, "source %s: provider %s does not mark test and live events, so mode cannot be checked", src.Name, preset.Name)
 		}
@@ -240,6 +244,7 @@ func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 		if s.format == "" {
 			s.format = verify.FormatEither
 		}
+		s.replayDigest = verify.Preset{Spec: spec}.Replayable() && !src.Dedup.Disabled && !src.Dedup.NoReplayDigest
 		if err := checkSharedKeys(verify.Preset{Spec: spec}, src.Secrets); err != nil {
 			return nil, cfg.Errorf(src.SecretsPos, "source %s: %v", src.Name, err)
 		}

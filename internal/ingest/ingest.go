@@ -273,6 +273,9 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ne.Event.DedupKey = key
 		}
 	}
+	if src.replayDigest {
+		ne.DigestKey, ne.DedupUntil = digestKey(body), now.Add(src.dedupWindow)
+	}
 	otherMode := false
 	if src.live != nil {
 		live, err := src.live.Match(env)

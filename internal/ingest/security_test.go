@@ -1,11 +1,14 @@
 package ingest
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/verify"
 )
 
 func compileYAML(t *testing.T, yaml string) error {
@@ -68,5 +71,57 @@ func TestWeakSharedKeysAreRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// A captured GitHub delivery re-sent with fresh, unsigned delivery ids is a
+// duplicate: the signature covers neither an id nor a timestamp, so the
+// body's digest is a second dedup key.
+func TestReplayWithFreshUnsignedIDIsADuplicate(t *testing.T) {
+	h := newHarness(t)
+	body := []byte(`{"action":"opened","number":7}`)
+	first := sign(t, "github", "gh-secret-0123456789", body)
+	first.Set("X-GitHub-Delivery", "delivery-original")
+	rec := h.send("/webhooks/github", first, body)
+	if rec.Code != 200 || rec.Header().Get("Hookgate-Duplicate") != "" {
+		t.Fatalf("original: %d %v", rec.Code, rec.Header())
+	}
+	id := rec.Header().Get("Hookgate-Event-Id")
+	for i := range 3 {
+		replay := first.Clone()
+		replay.Set("X-GitHub-Delivery", fmt.Sprintf("fresh-%d", i))
+		rec := h.send("/webhooks/github", replay, body)
+		if rec.Code != 200 || rec.Header().Get("Hookgate-Duplicate") != "true" || rec.Header().Get("Hookgate-Event-Id") != id {
+			t.Fatalf("replay %d with a fresh id: %d %v", i, rec.Code, rec.Header())
+		}
+	}
+	if n := len(h.pending(t, "legacy")); n != 1 {
+		t.Fatalf("%d deliveries pending, want the original's only", n)
+	}
+}
+
+func TestReplayDigestSwitchAndWhoGetsIt(t *testing.T) {
+	yaml := strings.Replace(routesYAML, "    secrets: [gh-secret-0123456789]\n", "    secrets: [gh-secret-0123456789]\n    dedup:\n      replay_digest: false\n", 1)
+	h := routingHarnessAt(t, yaml, t.TempDir()+"/h.db")
+	h.p.Attach(h.store, nil, nil, func() time.Time { return testNow })
+	body := []byte(`{"action":"opened","number":8}`)
+	for i := range 2 {
+		hdr := sign(t, "github", "gh-secret-0123456789", body)
+		hdr.Set("X-GitHub-Delivery", fmt.Sprintf("switch-%d", i))
+		if rec := h.send("/webhooks/github", hdr, body); rec.Code != 200 || rec.Header().Get("Hookgate-Duplicate") != "" {
+			t.Fatalf("with replay_digest: false, event %d: %d %v", i, rec.Code, rec.Header())
+		}
+	}
+	for name, want := range map[string]bool{
+		"github": true, "shopify": true, "bitbucket": true, "hubspot-v1": true, "hubspot-v2": true, "woocommerce": true,
+		"asana": true, "twilio": true, "stripe": false, "svix": false, "slack": false, "mailgun": false, "discord": false, "plaid": false,
+	} {
+		p, ok := verify.Lookup(name)
+		if !ok {
+			t.Fatalf("no preset %s", name)
+		}
+		if p.Replayable() != want {
+			t.Errorf("%s: replayable %v, want %v", name, p.Replayable(), want)
+		}
 	}
 }

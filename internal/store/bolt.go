@@ -347,6 +347,14 @@ func (s *Bolt) Ingest(ctx context.Context, e *NewEvent) (IngestResult, error) {
 			return IngestResult{ID: id, Duplicate: true}, nil
 		}
 	}
+	var gk []byte
+	if e.DigestKey != "" {
+		// Separators 0, 1 and 2 keep dedup, token and digest keys apart.
+		gk = append(append([]byte(e.Event.Source), 2), e.DigestKey...)
+		if id, ok := s.durableDuplicate(gk, now); ok {
+			return IngestResult{ID: id, Duplicate: true}, nil
+		}
+	}
 	var rk []byte
 	if e.ReplayKey != "" {
 		// Another byte than a dedup key's separator: the two never collide.
@@ -360,8 +368,11 @@ func (s *Bolt) Ingest(ctx context.Context, e *NewEvent) (IngestResult, error) {
 	var result IngestResult
 	err = s.update(ctx, func(tx *bolt.Tx) error {
 		result = IngestResult{ID: e.Event.ID}
-		if dk != nil {
-			if id, ok := seenBefore(tx, dk, now); ok {
+		for _, k := range [][]byte{dk, gk} {
+			if k == nil {
+				continue
+			}
+			if id, ok := seenBefore(tx, k, now); ok {
 				result = IngestResult{ID: id, Duplicate: true}
 				return nil
 			}
@@ -382,8 +393,11 @@ func (s *Bolt) Ingest(ctx context.Context, e *NewEvent) (IngestResult, error) {
 		if err := tx.Bucket(bucketBodies).Put(id, e.Event.Body); err != nil {
 			return err
 		}
-		if dk != nil {
-			if err := putSeen(tx, dk, e.Event.ID, e.DedupUntil); err != nil {
+		for _, k := range [][]byte{dk, gk} {
+			if k == nil {
+				continue
+			}
+			if err := putSeen(tx, k, e.Event.ID, e.DedupUntil); err != nil {
 				return err
 			}
 		}

@@ -74,6 +74,10 @@ type NewEvent struct {
 	// the same key before DedupUntil of that earlier event.
 	DedupKey   string
 	DedupUntil time.Time
+	// DigestKey, when set, is a second dedup key with the same window: the
+	// digest of signed content that carries no timestamp or id, so a
+	// replayed capture is a duplicate whatever unsigned id it comes with.
+	DigestKey string
 	// ReplayKey, when set, is a single-use token the signature covered:
 	// the write is refused (Replayed) if the source stored it before
 	// ReplayUntil of that earlier event.

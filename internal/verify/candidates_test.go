@@ -46,3 +46,26 @@ func TestAsymmetricCandidatesAreBounded(t *testing.T) {
 		t.Fatalf("signature past the first %d candidates was tried: %v", maxAsymmetricCandidates, err)
 	}
 }
+
+// Discord signs its timestamp: an old capture is refused, not only a
+// tampered one.
+func TestDiscordTimestampTolerance(t *testing.T) {
+	for _, name := range []string{"discord", "discord-events"} {
+		p, _ := Lookup(name)
+		pub, priv, err := GenerateKeys(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scheme := mustScheme(t, name, pub)
+		now := time.Unix(1700000000, 0)
+		body := []byte(`{"type":2}`)
+		old, _ := scheme.Sign(priv, Message{Body: body, Time: now.Add(-10 * time.Minute)})
+		if err := scheme.Verify(&Request{Body: body, Header: old, Now: now}); !errors.Is(err, ErrStaleTimestamp) {
+			t.Errorf("%s: a 10-minute-old signature: %v, want stale", name, err)
+		}
+		fresh, _ := scheme.Sign(priv, Message{Body: body, Time: now.Add(-time.Minute)})
+		if err := scheme.Verify(&Request{Body: body, Header: fresh, Now: now}); err != nil {
+			t.Errorf("%s: a minute-old signature: %v", name, err)
+		}
+	}
+}

@@ -100,6 +100,7 @@ func init() {
 			Spec: Spec{
 				Algorithm: "ed25519", Header: "X-Signature-Ed25519", Encoding: "hex",
 				Content: "{timestamp}{body}", TimestampHeader: "X-Signature-Timestamp", SecretEncoding: "hex",
+				Tolerance: 5 * time.Minute,
 			},
 			DedupKey:   `body.id`,
 			Handshakes: []*Handshake{discordPing},
@@ -112,6 +113,7 @@ func init() {
 			Spec: Spec{
 				Algorithm: "ed25519", Header: "X-Signature-Ed25519", Encoding: "hex",
 				Content: "{timestamp}{body}", TimestampHeader: "X-Signature-Timestamp", SecretEncoding: "hex",
+				Tolerance: 5 * time.Minute,
 			},
 			Handshakes: []*Handshake{discordEventsPing},
 			KeyKind:    "public key (hex)",
@@ -181,6 +183,7 @@ func init() {
 		},
 		Preset{
 			Name:           "mailgun",
+			SignsFreshness: true,
 			Description:    "Mailgun: signature.{timestamp,token,signature} in the JSON body, HMAC-SHA256 hex of timestamp+token",
 			Build:          newMailgun,
 			Bespoke:        "hmac-sha256 hex over body.signature.timestamp + body.signature.token, tolerance 5m",
@@ -337,6 +340,7 @@ func init() {
 		},
 		Preset{
 			Name:           "contentful",
+			SignsFreshness: true,
 			Description:    "Contentful signed requests: x-contentful-signature over method, path, signed headers and body, HMAC-SHA256 hex; ms timestamp within 30 s",
 			Build:          newContentful,
 			Bespoke:        "hmac-sha256 hex over method\\npath\\nsigned headers\\nbody (node-apps-toolkit canonical request), tolerance 30s",
@@ -407,6 +411,7 @@ func init() {
 		},
 		Preset{
 			Name:           "plaid",
+			SignsFreshness: true,
 			Description:    "Plaid: Plaid-Verification JWT (ES256) whose request_body_sha256 claim is the body's SHA-256; secrets are JWK public keys",
 			Build:          newPlaid,
 			Bespoke:        "ES256 JWT, key chosen by kid among the configured JWKs, iat within 5m, request_body_sha256 = hex sha256(body)",

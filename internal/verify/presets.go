@@ -46,6 +46,10 @@ type Preset struct {
 	// BodyUnsigned marks schemes that check a shared token but do not sign
 	// the body: they prove who sent it, TLS alone protects what was sent.
 	BodyUnsigned bool `json:"body_unsigned,omitempty"`
+	// SignsFreshness marks bespoke schemes whose signature covers a
+	// timestamp or an event id, so a captured request cannot be sent again
+	// as a new event. Declarative specs tell by their content.
+	SignsFreshness bool `json:"signs_freshness,omitempty"`
 	// Docs is the provider's documentation of the scheme.
 	Docs string `json:"docs,omitempty"`
 }
@@ -208,4 +212,18 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// Replayable reports whether the signature covers neither a timestamp nor
+// an event id: the same signed bytes verify again at any time, also behind
+// a fresh, unsigned delivery id.
+func (p Preset) Replayable() bool {
+	if p.Build != nil {
+		return !p.SignsFreshness
+	}
+	d, err := compileSpec(p.Spec)
+	if err != nil {
+		return false
+	}
+	return !d.needsTS && !d.needsID
 }

@@ -297,6 +297,24 @@ func (s *Store) Ingest(ctx context.Context, e *store.NewEvent) (store.IngestResu
 		}
 		release = rel
 	}
+	if e.DigestKey != "" {
+		earlier, dup, rel, err := s.reserve(ctx, e.Event.Source+"\x02digest", e.DigestKey, e.Event.ID, e.DedupUntil.Sub(now))
+		if err != nil || dup {
+			if release != nil {
+				release()
+			}
+			if err != nil {
+				return store.IngestResult{}, err
+			}
+			return store.IngestResult{ID: earlier, Duplicate: true}, nil
+		}
+		if release == nil {
+			release = rel
+		} else {
+			first := release
+			release = func() { first(); rel() }
+		}
+	}
 	if e.ReplayKey != "" {
 		// A single-use token: create-only, like a dedup key, so it is used
 		// once across every instance.
