@@ -31,7 +31,7 @@ sources:
   gh:
     path: /gh
     provider: github
-    secrets: [s]
+    secrets: [s-0123456789abcdef]
     routes:
       - name: vip
         when: 'jsonpath(body, "customer.tier") == "vip"'
@@ -57,7 +57,7 @@ sources:
   gated:
     path: /gated
     provider: github
-    secrets: [s]
+    secrets: [s-0123456789abcdef]
     validate:
       schema:
         type: object
@@ -66,7 +66,7 @@ sources:
   parked:
     path: /parked
     provider: github
-    secrets: [s]
+    secrets: [s-0123456789abcdef]
     validate:
       schema: {type: object, required: [id]}
       quarantine: true
@@ -74,7 +74,7 @@ sources:
   nowhere:
     path: /nowhere
     provider: github
-    secrets: [s]
+    secrets: [s-0123456789abcdef]
     routes:
       - when: 'body.kind == "never"'
         to: [legacy]
@@ -107,7 +107,7 @@ func routingHarnessAt(t testing.TB, yaml, dbPath string) *harness {
 
 func (h *harness) post(t *testing.T, target, body string) (int, string) {
 	t.Helper()
-	hdr := sign(t, "github", "s", []byte(body))
+	hdr := sign(t, "github", "s-0123456789abcdef", []byte(body))
 	hdr.Set("X-GitHub-Delivery", fmt.Sprint(time.Now().UnixNano()))
 	hdr.Set("X-Hub-Signature", "legacy")
 	rec := h.do("POST", target, hdr, []byte(body))
@@ -197,7 +197,7 @@ func TestUnparseableBodyMatchesNoRule(t *testing.T) {
 		t.Fatalf("counters %+v", c)
 	}
 	// A dedup key that reads the body still needs it parsed: 400.
-	strict := strings.Replace(yaml, "    provider: github\n    secrets: [s]\n    default: [legacy]\n    routes:", "    provider: github\n    secrets: [s]\n    dedup:\n      key: body.id\n    default: [legacy]\n    routes:", 1)
+	strict := strings.Replace(yaml, "    provider: github\n    secrets: [s-0123456789abcdef]\n    default: [legacy]\n    routes:", "    provider: github\n    secrets: [s-0123456789abcdef]\n    dedup:\n      key: body.id\n    default: [legacy]\n    routes:", 1)
 	h2, _ := routingHarness(t, strict)
 	if code, _ := h2.post(t, "/gh", "not json"); code != 400 {
 		t.Fatalf("dedup on an unparseable body: %d, want 400", code)
@@ -270,9 +270,9 @@ func TestRoutingConfigErrors(t *testing.T) {
 		"      - when: 'true'\n        to: [u]\n        set_headers: {X-A: '{nope}'}\n": "set_headers.X-A: invalid expression",
 	}
 	for rules, want := range cases {
-		yaml := "upstreams:\n  u:\n    url: http://x\nsources:\n  s:\n    path: /h\n    provider: github\n    secrets: [s]\n    routes:\n" + rules
+		yaml := "upstreams:\n  u:\n    url: http://x\nsources:\n  s:\n    path: /h\n    provider: github\n    secrets: [s-0123456789abcdef]\n    routes:\n" + rules
 		yaml = strings.Replace(yaml, "    routes:\n", "    routes:\n", 1)
-		cfg, err := config.Parse(filepath.Join(dir, "routes.yaml"), []byte(strings.Replace(yaml, "provider: github\n    secrets: [s]\n    routes:", "provider: github\n    secrets: [s]\n    routes:", 1)), config.Options{})
+		cfg, err := config.Parse(filepath.Join(dir, "routes.yaml"), []byte(strings.Replace(yaml, "provider: github\n    secrets: [s-0123456789abcdef]\n    routes:", "provider: github\n    secrets: [s-0123456789abcdef]\n    routes:", 1)), config.Options{})
 		if err == nil {
 			_, err = Compile(cfg)
 		}
@@ -308,14 +308,14 @@ func BenchmarkRouteTwentyRules(b *testing.B) {
 // TestDedupFastPath: a source whose dedup key is a plain body path reads it
 // from the bytes, with the same results as a full parse, forms included.
 func TestDedupFastPath(t *testing.T) {
-	const yaml = "upstreams:\n  u:\n    url: http://x\nsources:\n  s:\n    path: /s\n    provider: slack\n    secrets: [slack-secret]\n    default: [u]\n"
+	const yaml = "upstreams:\n  u:\n    url: http://x\nsources:\n  s:\n    path: /s\n    provider: slack\n    secrets: [slack-secret-0123456789]\n    default: [u]\n"
 	h, _ := routingHarness(t, yaml)
 	src := h.p.sources["/s"]
 	if src.dedupPath == nil || src.needsEnv {
 		t.Fatalf("fast path not taken: %v %v", src.dedupPath, src.needsEnv)
 	}
 	send := func(contentType, body string) (int, string) {
-		hdr := signWith(t, "slack", "slack-secret", []byte(body), "")
+		hdr := signWith(t, "slack", "slack-secret-0123456789", []byte(body), "")
 		hdr.Set("Content-Type", contentType)
 		rec := h.do("POST", "/s", hdr, []byte(body))
 		return rec.Code, rec.Header().Get("Hookgate-Duplicate")
