@@ -24,12 +24,12 @@ sources:
   slack:
     path: /slack
     provider: slack
-    secrets: [slack-secret]
+    secrets: [slack-secret-0123456789]
     default: [legacy]
   zoom:
     path: /zoom
     provider: zoom
-    secrets: [zoom-secret]
+    secrets: [zoom-secret-0123456789]
     default: [legacy]
   twitch:
     path: /twitch
@@ -39,7 +39,7 @@ sources:
   meta:
     path: /meta
     provider: meta
-    secrets: [app-secret]
+    secrets: [app-secret-0123456789]
     verify_token: my-verify-token
     default: [legacy]
   graph:
@@ -55,23 +55,23 @@ sources:
   intercom:
     path: /intercom
     provider: intercom
-    secrets: [ic-secret]
+    secrets: [ic-secret-0123456789]
     default: [legacy]
   woo:
     path: /woo
     provider: woocommerce
-    secrets: [woo-secret]
+    secrets: [woo-secret-0123456789]
     default: [legacy]
   stripe-live:
     path: /stripe-live
     provider: stripe
-    secrets: [whsec_live]
+    secrets: [whsec_live-0123456789]
     mode: live
     default: [legacy]
   stripe-split:
     path: /stripe-split
     provider: stripe
-    secrets: [whsec_live]
+    secrets: [whsec_live-0123456789]
     mode: live
     other_mode_to: [sandbox]
     default: [legacy]
@@ -109,7 +109,7 @@ func signWith(t *testing.T, preset, secret string, body []byte, id string) http.
 
 func TestHandshakes(t *testing.T) {
 	h := handshakeHarness(t)
-	zoomMAC := hmac.New(sha256.New, []byte("zoom-secret"))
+	zoomMAC := hmac.New(sha256.New, []byte("zoom-secret-0123456789"))
 	zoomMAC.Write([]byte("qgg8vlvZRS6UYooatFL8Aw"))
 	slackChallenge := []byte(`{"token":"x","challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P","type":"url_verification"}`)
 	zoomBody := []byte(`{"payload":{"plainToken":"qgg8vlvZRS6UYooatFL8Aw"},"event_ts":1654503849680,"event":"endpoint.url_validation"}`)
@@ -124,10 +124,10 @@ func TestHandshakes(t *testing.T) {
 		status               int
 		want                 string
 	}{
-		{"slack url_verification", "POST", "/slack", signWith(t, "slack", "slack-secret", slackChallenge, ""), slackChallenge, 200, "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"},
+		{"slack url_verification", "POST", "/slack", signWith(t, "slack", "slack-secret-0123456789", slackChallenge, ""), slackChallenge, 200, "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"},
 		{"slack url_verification unsigned", "POST", "/slack", http.Header{}, slackChallenge, 401, "unauthorized\n"},
 		{"slack ssl_check", "POST", "/slack", http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, []byte("ssl_check=1&token=x"), 200, ""},
-		{"zoom url_validation", "POST", "/zoom", signWith(t, "zoom", "zoom-secret", zoomBody, ""), zoomBody, 200,
+		{"zoom url_validation", "POST", "/zoom", signWith(t, "zoom", "zoom-secret-0123456789", zoomBody, ""), zoomBody, 200,
 			`{"encryptedToken":"` + hex.EncodeToString(zoomMAC.Sum(nil)) + `","plainToken":"qgg8vlvZRS6UYooatFL8Aw"}`},
 		{"twitch callback verification", "POST", "/twitch", twitchHeader, twitchBody, 200, "pogchamp-kappa-360noscope-vohiyo"},
 		{"meta subscribe", "GET", "/meta?hub.mode=subscribe&hub.challenge=1158201444&hub.verify_token=my-verify-token", nil, nil, 200, "1158201444"},
@@ -163,7 +163,7 @@ func TestLiveAndTestModes(t *testing.T) {
 	live := []byte(`{"id":"evt_live","livemode":true,"type":"charge.succeeded"}`)
 	test := []byte(`{"id":"evt_test","livemode":false,"type":"charge.succeeded"}`)
 	send := func(path string, body []byte) int {
-		hdr := signWith(t, "stripe", "whsec_live", body, "")
+		hdr := signWith(t, "stripe", "whsec_live-0123456789", body, "")
 		hdr.Set("Content-Type", "application/json")
 		return h.do("POST", path, hdr, body).Code
 	}
@@ -189,10 +189,10 @@ func TestLiveAndTestModes(t *testing.T) {
 
 func TestModeConfigErrors(t *testing.T) {
 	cases := map[string]string{
-		"    provider: github\n    secrets: [x]\n    mode: live\n":                            "provider github does not mark test and live events",
-		"    provider: stripe\n    secrets: [x]\n    other_mode_to: [legacy]\n":               "other_mode_to needs mode",
-		"    provider: stripe\n    secrets: [x]\n    mode: staging\n":                         "mode must be live or test",
-		"    provider: stripe\n    secrets: [x]\n    mode: test\n    other_mode_to: [nope]\n": `unknown upstream "nope"`,
+		"    provider: github\n    secrets: [x-0123456789abcdef]\n    mode: live\n":                            "provider github does not mark test and live events",
+		"    provider: stripe\n    secrets: [x-0123456789abcdef]\n    other_mode_to: [legacy]\n":               "other_mode_to needs mode",
+		"    provider: stripe\n    secrets: [x-0123456789abcdef]\n    mode: staging\n":                         "mode must be live or test",
+		"    provider: stripe\n    secrets: [x-0123456789abcdef]\n    mode: test\n    other_mode_to: [nope]\n": `unknown upstream "nope"`,
 	}
 	for src, want := range cases {
 		yaml := "upstreams:\n  legacy:\n    url: http://x\nsources:\n  s:\n    path: /h\n" + src
