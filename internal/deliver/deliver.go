@@ -6,6 +6,7 @@ package deliver
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -574,6 +575,7 @@ func (l *lane) attempt(cfg Upstream, t store.Task) {
 	}
 	var retryAfter time.Duration
 	if err != nil {
+		err = redactURLError(err)
 		attempt.Error = err.Error()
 	} else {
 		attempt.Status = resp.StatusCode
@@ -757,6 +759,41 @@ func buildRequest(ctx context.Context, cfg Upstream, t store.Task, attempt int) 
 	req.Header.Set("Idempotency-Key", id)
 	req.ContentLength = int64(len(body))
 	return req, nil
+}
+
+// redactURLError hides what a URL in a client error may carry in the
+// clear: a password and query values (tokens, API keys) of the upstream's
+// URL or of the request's own query. The error is logged and stored.
+func redactURLError(err error) error {
+	var urlErr *url.Error
+	if !errors.As(err, &urlErr) {
+		return err
+	}
+	u, perr := url.Parse(urlErr.URL)
+	if perr != nil {
+		return err
+	}
+	return &url.Error{Op: urlErr.Op, URL: RedactURL(u), Err: urlErr.Err}
+}
+
+// RedactURL shows a URL without its password and with every query value
+// replaced, keeping the names so that a reader can still tell them apart.
+func RedactURL(u *url.URL) string {
+	r := *u
+	if r.User != nil {
+		r.User = url.User(r.User.Username())
+	}
+	if r.RawQuery != "" {
+		q := r.Query()
+		for k, vs := range q {
+			for i := range vs {
+				vs[i] = "REDACTED"
+			}
+			q[k] = vs
+		}
+		r.RawQuery = q.Encode()
+	}
+	return r.String()
 }
 
 // setForwarded sets X-Forwarded-For, -Host and -Proto as reverse_proxy
