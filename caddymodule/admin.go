@@ -1,11 +1,13 @@
 package caddymodule
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -201,11 +203,11 @@ func contains(list []string, s string) bool {
 
 // maskedHeaders hides credentials and signatures: anything a preset reads,
 // and names that look like secrets.
-func maskedHeaders(h http.Header) http.Header {
+func maskedHeaders(h http.Header, sourceHeaders []string) http.Header {
 	out := h.Clone()
 	for name := range out {
 		lower := strings.ToLower(name)
-		if sensitiveHeaders[lower] || strings.Contains(lower, "signature") || strings.Contains(lower, "token") ||
+		if sensitiveHeaders[lower] || slices.ContainsFunc(sourceHeaders, func(s string) bool { return strings.EqualFold(s, name) }) || strings.Contains(lower, "signature") || strings.Contains(lower, "token") ||
 			strings.Contains(lower, "secret") || strings.Contains(lower, "authorization") || strings.Contains(lower, "hmac") ||
 			strings.Contains(lower, "cookie") || strings.Contains(lower, "api-key") {
 			out[name] = []string{"[masked]"}
@@ -229,19 +231,71 @@ var sensitiveHeaders = func() map[string]bool {
 	return m
 }()
 
+// maskedParts collects what the live configurations mask for a source.
+func (g *liveGateway) maskedParts(source string) (headers, fields []string) {
+	for _, p := range g.pipelines {
+		h, f := p.MaskedParts(source)
+		headers, fields = append(headers, h...), append(fields, f...)
+	}
+	return headers, fields
+}
+
+// maskBodyFields replaces the values of the named fields, at any depth of a
+// JSON body, with "[masked]"; ok is false when nothing needed masking.
+func maskBodyFields(body []byte, fields []string) ([]byte, bool) {
+	if len(fields) == 0 {
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var doc any
+	if dec.Decode(&doc) != nil {
+		return nil, false
+	}
+	var masked bool
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, child := range v {
+				if slices.Contains(fields, k) {
+					v[k], masked = "[masked]", true
+					continue
+				}
+				walk(child)
+			}
+		case []any:
+			for _, child := range v {
+				walk(child)
+			}
+		}
+	}
+	walk(doc)
+	if !masked {
+		return nil, false
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return nil, false
+	}
+	return out, true
+}
+
 type eventView struct {
-	ID          string         `json:"id"`
-	Source      string         `json:"source"`
-	Status      string         `json:"status"`
-	ReceivedAt  time.Time      `json:"received_at"`
-	Method      string         `json:"method"`
-	Path        string         `json:"path"`
-	Query       string         `json:"query,omitempty"`
-	Host        string         `json:"host,omitempty"`
-	RemoteAddr  string         `json:"remote_addr,omitempty"`
-	Headers     http.Header    `json:"headers"`
-	Body        string         `json:"body"`
-	BodyBase64  bool           `json:"body_base64,omitempty"`
+	ID         string      `json:"id"`
+	Source     string      `json:"source"`
+	Status     string      `json:"status"`
+	ReceivedAt time.Time   `json:"received_at"`
+	Method     string      `json:"method"`
+	Path       string      `json:"path"`
+	Query      string      `json:"query,omitempty"`
+	Host       string      `json:"host,omitempty"`
+	RemoteAddr string      `json:"remote_addr,omitempty"`
+	Headers    http.Header `json:"headers"`
+	Body       string      `json:"body"`
+	BodyBase64 bool        `json:"body_base64,omitempty"`
+	// BodyMasked says the body is shown re-encoded, with credential fields masked.
+	BodyMasked  bool           `json:"body_masked,omitempty"`
 	DedupKey    string         `json:"dedup_key,omitempty"`
 	Quarantined string         `json:"quarantined,omitempty"`
 	Deliveries  []deliveryView `json:"deliveries"`
@@ -269,10 +323,16 @@ func showEvent(w http.ResponseWriter, g *liveGateway, raw string) error {
 	v := eventView{
 		ID: e.ID.String(), Source: e.Source, Status: store.Status(e, rec.Deliveries), ReceivedAt: e.ReceivedAt,
 		Method: e.Method, Path: e.Path, Query: e.RawQuery, Host: e.Host, RemoteAddr: e.RemoteAddr,
-		Headers: maskedHeaders(e.Header), DedupKey: e.DedupKey, Quarantined: e.Quarantined,
+		DedupKey: e.DedupKey, Quarantined: e.Quarantined,
 	}
-	if utf8.Valid(e.Body) {
-		v.Body = string(e.Body)
+	secretHeaders, secretFields := g.maskedParts(e.Source)
+	v.Headers = maskedHeaders(e.Header, secretHeaders)
+	body := e.Body
+	if masked, ok := maskBodyFields(body, secretFields); ok {
+		body, v.BodyMasked = masked, true
+	}
+	if utf8.Valid(body) {
+		v.Body = string(body)
 	} else {
 		v.Body, v.BodyBase64 = base64.StdEncoding.EncodeToString(e.Body), true
 	}

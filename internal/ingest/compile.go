@@ -52,6 +52,9 @@ type source struct {
 	dedupPath    []string      // the dedup key read straight from the body, when that is all it needs
 	format       string        // the provider's body format (verify.FormatJSON, …), never Content-Type
 	digestKey    bool          // an empty preset dedup key falls back to the body's digest
+	// secretHeaders and secretFields are what the scheme reads that must
+	// never be shown: signature and token headers, credential body fields.
+	secretHeaders, secretFields []string
 	// replayDigest adds the body's digest as a second dedup key: the
 	// signature covers no timestamp or id, so a capture verifies forever.
 	replayDigest bool
@@ -222,6 +225,8 @@ func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 		s.format = preset.Format
 		s.digestKey = src.Dedup.Key == ""
 		s.replayDigest = preset.Replayable() && !src.Dedup.Disabled && !src.Dedup.NoReplayDigest
+		s.secretHeaders = append(append(s.secretHeaders, preset.Spec.Header), preset.BespokeHeaders...)
+		s.secretFields = preset.SecretFields
 		if src.Mode != "" && liveExpr == "" {
 			return nil, cfg.Errorf(src.ModePos, "source %s: provider %s does not mark test and live events, so mode cannot be checked", src.Name, preset.Name)
 		}
@@ -245,6 +250,7 @@ func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 			s.format = verify.FormatEither
 		}
 		s.replayDigest = verify.Preset{Spec: spec}.Replayable() && !src.Dedup.Disabled && !src.Dedup.NoReplayDigest
+		s.secretHeaders = []string{spec.Header}
 		if err := checkSharedKeys(verify.Preset{Spec: spec}, src.Secrets); err != nil {
 			return nil, cfg.Errorf(src.SecretsPos, "source %s: %v", src.Name, err)
 		}
@@ -365,4 +371,16 @@ func compileShape(cfg *config.Config, r *config.Route, name string) (*route.Shap
 		shape.Transform = prog
 	}
 	return shape, nil
+}
+
+// MaskedParts names what must be masked when a source's stored request is
+// shown: the headers its scheme reads for signatures and tokens, and body
+// fields that carry credentials.
+func (p *Pipeline) MaskedParts(source string) (headers, bodyFields []string) {
+	for _, s := range p.sources {
+		if s.name == source {
+			return s.secretHeaders, s.secretFields
+		}
+	}
+	return nil, nil
 }

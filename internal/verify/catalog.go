@@ -183,6 +183,7 @@ func init() {
 		},
 		Preset{
 			Name:           "mailgun",
+			SecretFields:   []string{"signature"},
 			SignsFreshness: true,
 			Description:    "Mailgun: signature.{timestamp,token,signature} in the JSON body, HMAC-SHA256 hex of timestamp+token",
 			Build:          newMailgun,
@@ -378,6 +379,7 @@ func init() {
 		},
 		Preset{
 			Name:           "microsoft-graph",
+			SecretFields:   []string{"clientState"},
 			Description:    "Microsoft Graph change notifications: clientState of every notification equal to the secret; validationToken answered",
 			Build:          newGraphClientState,
 			Bespoke:        "every value[].clientState equal to a secret (constant time)",

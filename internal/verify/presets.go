@@ -46,6 +46,10 @@ type Preset struct {
 	// BodyUnsigned marks schemes that check a shared token but do not sign
 	// the body: they prove who sent it, TLS alone protects what was sent.
 	BodyUnsigned bool `json:"body_unsigned,omitempty"`
+	// SecretFields names body fields that carry a credential or signature
+	// (Microsoft Graph's clientState): shown masked, like the headers a
+	// scheme reads.
+	SecretFields []string `json:"secret_fields,omitempty"`
 	// SignsFreshness marks bespoke schemes whose signature covers a
 	// timestamp or an event id, so a captured request cannot be sent again
 	// as a new event. Declarative specs tell by their content.

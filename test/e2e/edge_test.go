@@ -196,3 +196,52 @@ func TestForwardedHeadersFromTrustedProxiesOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestStoredRequestsShowNoCredentials: a source's own verification header
+// and credential body fields are masked in the admin API.
+func TestStoredRequestsShowNoCredentials(t *testing.T) {
+	up := newRecorder(t, "", nil)
+	routes := routesFor(up.addr) + `  pw:
+    path: /webhooks/pw
+    verify: {algorithm: token, header: X-Webhook-Password}
+    secrets: ["pw-secret-0123456789"]
+    default: [legacy]
+  graph:
+    path: /webhooks/graph
+    provider: microsoft-graph
+    secrets: ["client-state-0123456789"]
+    default: [legacy]
+`
+	dir, port, admin := newGatewayDir(t, routes, "127.0.0.1:1")
+	g := startGateway(t, dir, port, admin)
+	status, resp, text := g.post("/webhooks/pw", http.Header{"X-Webhook-Password": {"pw-secret-0123456789"}}, []byte(`{"n":1}`))
+	if status != 200 {
+		t.Fatalf("token source: %d %s", status, text)
+	}
+	pwID := resp.Get("Hookgate-Event-Id")
+	graphBody := []byte(`{"value":[{"subscriptionId":"sub-1","clientState":"client-state-0123456789","changeType":"created","resource":"users/1"}]}`)
+	status, resp, text = g.post("/webhooks/graph", http.Header{}, graphBody)
+	if status != 200 {
+		t.Fatalf("graph source: %d %s", status, text)
+	}
+	graphID := resp.Get("Hookgate-Event-Id")
+	for _, id := range []string{pwID, graphID} {
+		code, raw := g.adminRaw("GET", "/hookgate/events/"+id)
+		if code != 200 {
+			t.Fatalf("event %s: %d %s", id, code, raw)
+		}
+		for _, secret := range []string{"pw-secret-0123456789", "client-state-0123456789"} {
+			if strings.Contains(raw, secret) {
+				t.Errorf("event %s shows %q:\n%s", id, secret, raw)
+			}
+		}
+		if !strings.Contains(raw, "[masked]") {
+			t.Errorf("event %s masks nothing:\n%s", id, raw)
+		}
+	}
+	// The upstream still gets the request byte for byte.
+	waitFor(t, "both deliveries", 20*time.Second, func() bool { return len(up.byEvent()[graphID]) == 1 && len(up.byEvent()[pwID]) == 1 })
+	if got := up.byEvent()[graphID][0].Body; string(got) != string(graphBody) {
+		t.Fatalf("graph body delivered as %s", got)
+	}
+}
