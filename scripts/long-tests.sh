@@ -4,13 +4,16 @@
 #      executions and findings of each;
 #   2. the crash soak: kill -9 at random moments under load with reloads
 #      every 2 s, for SOAK_MINUTES (default 10);
-#   3. the JetStream cluster test and the hostile suite.
+#   3. the edge fuzz: EDGE_FUZZ_N (default 200000) random unsigned requests
+#      against the real binary (600 in the default test run);
+#   4. the JetStream cluster test and the hostile suite.
 # Usage: scripts/long-tests.sh            (about 1h40 with the defaults)
 #        FUZZ_TIME=2m SOAK_MINUTES=5 scripts/long-tests.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FUZZ_TIME="${FUZZ_TIME:-10m}"
 SOAK_MINUTES="${SOAK_MINUTES:-10}"
+EDGE_FUZZ_N="${EDGE_FUZZ_N:-200000}"
 out="$(mktemp -d)"
 echo "logs in $out"
 
@@ -40,6 +43,9 @@ done
 
 echo "== crash soak for $SOAK_MINUTES minutes"
 HOOKGATE_SOAK_MINUTES="$SOAK_MINUTES" go test -count=1 -timeout 0 -run '^TestCrashLoop$' -v ./test/e2e/ 2>&1 | tee "$out/soak.log" | grep -E '^\s+load_test.go:[0-9]+: [0-9]+ crashes|^(--- |ok|FAIL)'
+
+echo "== edge fuzz: $EDGE_FUZZ_N random unsigned requests against the real binary"
+HOOKGATE_EDGE_FUZZ_N="$EDGE_FUZZ_N" go test -count=1 -timeout 0 -run '^TestEdgeFuzz$' -v ./test/e2e/ 2>&1 | tee "$out/edgefuzz.log" | grep -E '^\s+edgefuzz_test.go:[0-9]+: |^(--- |ok|FAIL)'
 
 echo "== JetStream cluster, hostile requests, unwritable store, disk full"
 go test -count=1 -run 'TestJetStreamClusterTwoInstances|TestHostileRequests|TestStoreUnwritable|TestDiskFull' -v ./test/e2e/ 2>&1 | tee "$out/e2e.log" | grep -E '^\s+\w+_test.go:[0-9]+: |^(--- |ok|FAIL)' | grep -v '^\s*{'

@@ -121,7 +121,7 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	src := p.sources[PathKey(r.URL.Path)]
+	src, _ := p.match(r.URL.Path)
 	if src == nil {
 		plain(w, http.StatusNotFound, "no webhook source at this path")
 		p.rejectLog.Info("request rejected", zap.String("reason", "no_source"), zap.String("client_ip", p.clientIP(r)))

@@ -107,9 +107,44 @@ func (p *Pipeline) claimed(key string) bool {
 // path of a source in any spelling, or any path under a claimed prefix.
 // Everything else belongs to the next handler.
 func (p *Pipeline) Claims(path string) bool {
+	src, claimed := p.match(path)
+	return src != nil || claimed
+}
+
+// match finds the source a path names, or whether it is claimed. A path
+// that starts with "//" is also read the way URL parsers read a
+// scheme-relative reference, "//host/path", since a backend may route it so.
+func (p *Pipeline) match(path string) (*source, bool) {
 	key := PathKey(path)
-	_, ok := p.sources[key]
-	return ok || p.claimed(key)
+	if src := p.sources[key]; src != nil {
+		return src, true
+	}
+	if p.claimed(key) {
+		return nil, true
+	}
+	if rest, ok := afterAuthority(path); ok {
+		key := PathKey(rest)
+		if src := p.sources[key]; src != nil {
+			return src, true
+		}
+		return nil, p.claimed(key)
+	}
+	return nil, false
+}
+
+// afterAuthority is what follows "//host" in a path that starts with two
+// slashes (or backslashes).
+func afterAuthority(path string) (string, bool) {
+	path = strings.ReplaceAll(path, `\`, "/")
+	rest, ok := strings.CutPrefix(path, "//")
+	if !ok {
+		return "", false
+	}
+	i := strings.IndexByte(rest, '/')
+	if i < 0 {
+		return "", false
+	}
+	return rest[i:], true
 }
 
 // Claimed returns the claimed prefixes, in matching form.

@@ -74,12 +74,12 @@ func TestDefaultClaims(t *testing.T) {
 
 func TestClaims(t *testing.T) {
 	h := newHarness(t)
-	for _, p := range []string{"/webhooks/github", "/WEBHOOKS/github/", "/webhooks//crm", "/webhooks/unknown", "/webhooks", "/webhooks/", "/Webhooks/a/b"} {
+	for _, p := range []string{"/webhooks/github", "/WEBHOOKS/github/", "/webhooks//crm", "/webhooks/unknown", "/webhooks", "/webhooks/", "/Webhooks/a/b", "//127.0.0.1/webhooks/github", "//evil/WEBHOOKS/x", `\\host\webhooks\github`} {
 		if !h.p.Claims(p) {
 			t.Errorf("%s is not claimed", p)
 		}
 	}
-	for _, p := range []string{"/", "/api/orders", "/webhooksx", "/webhooksx/github"} {
+	for _, p := range []string{"/", "/api/orders", "/webhooksx", "/webhooksx/github", "//host/api/orders"} {
 		if h.p.Claims(p) {
 			t.Errorf("%s is claimed", p)
 		}
