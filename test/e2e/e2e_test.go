@@ -406,11 +406,11 @@ func TestHostileRequests(t *testing.T) {
 			t.Errorf("%s: %d, want %d", c.name, resp.StatusCode, c.want)
 		}
 	}
-	// Path tricks: sources match the decoded path exactly, so an encoded
-	// letter is still the source (and needs its signature), while dot
-	// segments, case and encoded slashes reach no source and pass through.
+	// Path tricks: every spelling of a source's path is the source and
+	// needs its signature; none passes through (TestPathVariantsNeverReachTheBackend
+	// has the full list).
 	for path, want := range map[string]string{
-		"/webhooks/stripe/../github": "200", "/Webhooks/Stripe": "200", "/webhooks/stripe%2F": "200", "/webhooks/%73tripe": "401",
+		"/webhooks/stripe/../github": "401", "/Webhooks/Stripe": "401", "/webhooks/stripe%2F": "401", "/webhooks/%73tripe": "401",
 	} {
 		if line := raw("POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"); !strings.Contains(line, want) {
 			t.Errorf("%s: %q, want %s", path, line, want)
@@ -441,8 +441,8 @@ func TestHostileRequests(t *testing.T) {
 		got := up.byEvent()[hdr.Get("Hookgate-Event-Id")]
 		return len(got) == 1 && bytes.Equal(got[0].Body, hugeNumber)
 	})
-	if got := passthrough.all(); len(got) != 3 {
-		t.Errorf("%d path tricks passed through, want 3", len(got))
+	if got := passthrough.all(); len(got) != 0 {
+		t.Errorf("%d path tricks passed through, want none", len(got))
 	}
 	// Memory stayed bounded through all of it.
 	procStatus, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", g.cmd.Process.Pid))

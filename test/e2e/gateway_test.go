@@ -348,7 +348,7 @@ func (g *gateway) ackGitHubEvents(t *testing.T, prefix string, n int) map[string
 	github := newSigner(t, "github", "gh-e2e-secret-0123456789")
 	acked := map[string][]byte{}
 	for i := range n {
-		body := []byte(fmt.Sprintf(`{"action":"opened","number":%d}`, i))
+		body := []byte(fmt.Sprintf(`{"action":"opened","number":%d,"delivery":%q}`, i, prefix))
 		h := github.sign(t, body, "")
 		h.Set("X-GitHub-Delivery", fmt.Sprintf("%s-%d", prefix, i))
 		status, hdr, resp := g.post("/webhooks/github", h, body)

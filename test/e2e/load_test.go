@@ -47,7 +47,9 @@ func newLoadSender(t *testing.T) *loadSender {
 // requests fail, and only ACKs count.
 func (s *loadSender) send(base string, attempts int) {
 	n := s.next.Add(1)
-	body := []byte(`{"action":"opened","number":` + strconv.FormatInt(n, 10) + `,"pad":"` + string(bytes.Repeat([]byte("x"), 512)) + `"}`)
+	// Each sender's bodies differ from every other's, as genuine events do:
+	// byte-identical GitHub bodies are one event (the replay digest).
+	body := []byte(`{"action":"opened","number":` + strconv.FormatInt(n, 10) + `,"sender":"` + s.prefix + `","pad":"` + string(bytes.Repeat([]byte("x"), 512)) + `"}`)
 	h := s.signer.sign(s.t, body, "")
 	h.Set("X-GitHub-Delivery", s.prefix+strconv.FormatInt(n, 10))
 	h.Set("Content-Type", "application/json")

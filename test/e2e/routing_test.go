@@ -91,7 +91,7 @@ sources:
         when: 'body.type startsWith "payment_intent."'
         to: [billing]
 `)
-	env := append(os.Environ(), "HOOKGATE_TEST_STRIPE_SECRET=whsec_x")
+	env := append(os.Environ(), "HOOKGATE_TEST_STRIPE_SECRET=whsec_x-0123456789abcdef")
 	run := func(args ...string) (string, error) {
 		cmd := exec.Command(binary, args...)
 		cmd.Env = env
