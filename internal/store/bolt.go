@@ -7,8 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -100,6 +103,10 @@ func OpenBolt(path string, opts Options) (*Bolt, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{
 		Timeout:      opts.OpenTimeout,
 		FreelistType: bolt.FreelistMapType,
+		// A read transaction held open (a Backup) blocks writers whenever
+		// a growing file must be mapped again; mapping the first GiB at
+		// once avoids that below 1 GiB, as bbolt's DB.Begin advises.
+		InitialMmapSize: initialMmapSize(),
 		// The freelist is written with each commit: not writing it saves a
 		// little per commit but makes every open scan the whole file (7 s for
 		// a million stored events), which delays the first delivery.
@@ -157,6 +164,17 @@ func OpenBolt(path string, opts Options) (*Bolt, error) {
 	return s, nil
 }
 
+// initialMmapSize is the address space mapped at open: 1 GiB on 64-bit
+// Unix, where it reserves address space only and the file keeps its size;
+// bbolt's default elsewhere (Windows would grow the file to the map's size,
+// and 32-bit builds have little address space to spare).
+func initialMmapSize() int {
+	if runtime.GOOS == "windows" || strconv.IntSize < 64 {
+		return 0
+	}
+	return 1 << 30
+}
+
 // Commits returns how many write transactions have been committed.
 func (s *Bolt) Commits() uint64 { return s.commits.Load() }
 
@@ -174,6 +192,33 @@ func (s *Bolt) Close() error {
 		s.closeErr = s.db.Close()
 	})
 	return s.closeErr
+}
+
+// Backup writes a consistent snapshot of the store to w while the store
+// keeps running: a copy of the file as of one read transaction, so it holds
+// every write committed (and so every event ACKed) before Backup began, and
+// nothing half-written. The copy is a complete bbolt file that opens as a
+// store. sized, if not nil, is told the snapshot's size in bytes before its
+// first byte is written (Backup then writes exactly that many, or fails), so
+// a receiver can tell a complete copy from a truncated one.
+//
+// Writers go on during the copy, but pages they free are not reused until it
+// ends, so a long copy under load grows the file a little; a copy that is
+// never read (w blocks) holds that transaction open. Keep w moving.
+func (s *Bolt) Backup(w io.Writer, sized func(size int64)) (int64, error) {
+	var n int64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if sized != nil {
+			sized(tx.Size())
+		}
+		var err error
+		n, err = tx.WriteTo(w)
+		return err
+	})
+	if err != nil {
+		return n, fmt.Errorf("backing up store %s: %w", s.path, err)
+	}
+	return n, nil
 }
 
 // update runs fn in a write transaction shared with other concurrent
