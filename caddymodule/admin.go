@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/zap"
 
 	"github.com/hookgate/hookgate/internal/ingest"
 	"github.com/hookgate/hookgate/internal/store"
@@ -71,6 +73,8 @@ func serveAdmin(w http.ResponseWriter, r *http.Request) error {
 		return timeline(w, r, g)
 	case path == "replay" && r.Method == http.MethodPost:
 		return bulkReplay(w, r, g)
+	case path == "backup" && r.Method == http.MethodGet:
+		return backup(w, r, g)
 	case path == "secrets" && r.Method == http.MethodGet:
 		return listSecrets(w, g)
 	case len(parts) == 2 && parts[0] == "secrets" && r.Method == http.MethodDelete:
@@ -446,4 +450,53 @@ func stats(w http.ResponseWriter, g *liveGateway) error {
 		v.Pipelines = append(v.Pipelines, p.Counts())
 	}
 	return writeJSON(w, v)
+}
+
+// backup streams a consistent snapshot of the live bbolt store: a complete
+// store file as of one read transaction, its size announced in
+// Content-Length so a client can tell a complete copy from a cut one.
+// Writes go on meanwhile. It holds every stored body, header and learned
+// secret unmasked, so it is refused to browsers and to the inspector (both
+// send an Origin); the CLI, `hookgate backup`, sends none.
+func backup(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
+	if _, browser := r.Header["Origin"]; browser {
+		return apiError(http.StatusForbidden, "a backup holds every body and secret unmasked: it is served to tools that send no Origin (hookgate backup), not to browsers or the inspector")
+	}
+	src, ok := g.handle.store.(interface {
+		Backup(w io.Writer, sized func(int64)) (int64, error)
+	})
+	if !ok {
+		stream, _, _ := strings.Cut(strings.TrimPrefix(g.handle.store.Path(), "jetstream:"), "@")
+		return apiError(http.StatusNotImplemented, "store %s is on NATS JetStream, which keeps its own copies (replicas); back it up with NATS: nats stream backup for each of %[2]s, %[2]s_WORK, %[2]s_DEAD, KV_%[2]s_dedup, KV_%[2]s_state and KV_%[2]s_secrets", g.handle.store.Path(), stream)
+	}
+	// Caddy's admin server gives a request 10 s to be read; once that
+	// passes, net/http treats the connection as gone and cancels the
+	// request's context. A large copy takes longer: lift the deadline.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	started, sent := time.Now(), false
+	n, err := src.Backup(w, func(size int64) {
+		sent = true
+		h := w.Header()
+		h.Set("Content-Type", "application/octet-stream")
+		h.Set("Content-Length", strconv.FormatInt(size, 10))
+		h.Set("Content-Disposition", `attachment; filename="hookgate-`+started.UTC().Format("20060102T150405Z")+`.db"`)
+		h.Set("Cache-Control", "no-store")
+		h.Set("Hookgate-Store", g.handle.store.Path())
+		w.WriteHeader(http.StatusOK)
+	})
+	logger := zap.NewNop()
+	if g.owner != nil && g.owner.logger != nil {
+		logger = g.owner.logger
+	}
+	if err != nil {
+		if !sent {
+			return err // nothing sent yet: Caddy answers with the error
+		}
+		// The status is sent: the short body (against Content-Length) is
+		// how the client learns the copy is incomplete.
+		logger.Error("backup failed", zap.String("storage", g.handle.store.Path()), zap.Int64("bytes", n), zap.Error(err))
+		return nil
+	}
+	logger.Info("backup sent", zap.String("storage", g.handle.store.Path()), zap.Int64("bytes", n), zap.Duration("took", time.Since(started)))
+	return nil
 }

@@ -107,10 +107,11 @@ func TestBackupWhileWriting(t *testing.T) {
 		t.Fatalf("the snapshot does not open: %v", err)
 	}
 	err = db.View(func(tx *bolt.Tx) error {
-		for err := range tx.Check() {
-			return err
+		var bad error
+		for err := range tx.Check() { // drained: Check's walker sends every error
+			bad = errors.Join(bad, err)
 		}
-		return nil
+		return bad
 	})
 	db.Close()
 	if err != nil {
