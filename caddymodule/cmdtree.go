@@ -117,9 +117,9 @@ func init() {
 		Short: "Webhook gateway commands: events, stats, replay, send, route, providers and more",
 		Long: `
 Hookgate's commands, for the webhook_gateway handler and its store: the
-admin API from the shell (events, stats, replay, secrets), signed test events (send),
-routes.yaml checks (validate-routes, route), the provider presets
-(providers) and offline store maintenance (compact, migrate).
+admin API from the shell (events, stats, replay, secrets, backup), signed
+test events (send), routes.yaml checks (validate-routes, route), the provider
+presets (providers) and offline store maintenance (compact, migrate).
 
 In any Caddy build with Hookgate they run as 'caddy hookgate <command>';
 the hookgate binary also takes them without the prefix ('hookgate events

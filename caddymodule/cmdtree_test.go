@@ -40,7 +40,7 @@ func runCLI(t *testing.T, args ...string) (string, error) {
 	return out.String(), err
 }
 
-var formerTopLevel = []string{"events", "replay", "stats", "validate-routes", "route", "compact", "migrate", "providers", "send", "inspect"}
+var formerTopLevel = []string{"events", "replay", "stats", "validate-routes", "route", "compact", "migrate", "providers", "send", "inspect", "secrets", "backup"}
 
 // TestOneTopLevelCommand: this package adds `hookgate` to Caddy's commands
 // and none of the names it used to take, so it cannot collide with another
