@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The test command: installs what the tests need, then vets and runs every
+# test, unit and end-to-end. On Debian with Go and nothing else:
+#
+#   sudo env "PATH=$PATH" ./scripts/test.sh     (or ./scripts/test.sh as root)
+#
+# What the tests need besides Go, and why:
+#   chromium  the event inspector's browser tests (test/e2e/inspector_test.go)
+#   strace    TestStoreUnwritable injects write errors into the live gateway
+#   root      TestDiskFull and TestStoreUnwritableAtStartup mount a small tmpfs
+# As root, the missing tools are installed with apt-get. Otherwise the script
+# names what is missing and the command that installs it, and fails: none of
+# these tests skips itself when its tool is missing.
+#
+# Extra arguments go to `go test` (e.g. -run TestDiskFull ./test/e2e/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+command -v go >/dev/null 2>&1 || { echo "scripts/test.sh: go is not on PATH (with sudo: sudo env \"PATH=\$PATH\" $0)" >&2; exit 1; }
+
+# tool package: the command the tests run and the Debian package that has it.
+missing=()
+for pair in chromium:chromium strace:strace mount:mount; do
+	command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+done
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "scripts/test.sh needs root: TestDiskFull and TestStoreUnwritableAtStartup mount a tmpfs." >&2
+	if [ ${#missing[@]} -gt 0 ]; then
+		echo "Missing: ${missing[*]}. Install with:" >&2
+		echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+		echo "or let the script install them as it runs:" >&2
+	else
+		echo "Run it as root:" >&2
+	fi
+	echo "  sudo env \"PATH=\$PATH\" $0${*:+ $*}" >&2
+	exit 1
+fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+	if ! command -v apt-get >/dev/null 2>&1; then
+		echo "scripts/test.sh: missing ${missing[*]}, and there is no apt-get to install them; install them and run it again." >&2
+		exit 1
+	fi
+	echo "Installing ${missing[*]} (apt-get)"
+	apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
+fi
+
+# Root is not always enough: a container needs CAP_SYS_ADMIN to mount.
+probe="$(mktemp -d)"
+if ! err="$(mount -t tmpfs -o size=1m tmpfs "$probe" 2>&1)"; then
+	rmdir "$probe"
+	echo "scripts/test.sh: cannot mount a tmpfs ($err); TestDiskFull needs to." >&2
+	echo "In a container, run it with --cap-add SYS_ADMIN (and SYS_PTRACE for strace) or --privileged." >&2
+	exit 1
+fi
+umount "$probe"
+rmdir "$probe"
+
+go version
+go vet ./...
+if [ $# -gt 0 ]; then
+	go test -timeout 30m "$@"
+else
+	go test -timeout 30m ./...
+fi
