@@ -112,7 +112,7 @@ func newBrowser(t *testing.T) context.Context {
 	t.Helper()
 	browser, err := exec.LookPath("chromium")
 	if err != nil {
-		t.Fatal("chromium is needed (apt-get install chromium; .ci/run installs it)")
+		t.Fatal("chromium is needed (apt-get install chromium; scripts/test.sh installs it as root)")
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(browser),

@@ -23,7 +23,7 @@ const storeWriteCalls = "pwrite64,pwritev,pwritev2,write,writev,fsync,fdatasync,
 // strace injects the error into the store's write calls of the live process.
 func TestStoreUnwritable(t *testing.T) {
 	if _, err := exec.LookPath("strace"); err != nil {
-		t.Fatalf("this test injects write errors with strace (CI installs it): %v", err)
+		t.Fatalf("this test injects write errors with strace (apt-get install strace; scripts/test.sh installs it as root): %v", err)
 	}
 	passthrough := newRecorder(t, "", nil)
 	failing := newRecorder(t, "", func(int) int { return 503 })
@@ -138,7 +138,7 @@ func TestStoreUnwritableAtStartup(t *testing.T) {
 			data := filepath.Join(dir, "data")
 			os.MkdirAll(data, 0o700)
 			if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", data).CombinedOutput(); err != nil {
-				t.Fatalf("mounting a read-only tmpfs for the store (needs root, as CI runs): %v %s", err, out)
+				t.Fatalf("mounting a read-only tmpfs for the store (needs root, as scripts/test.sh runs): %v %s", err, out)
 			}
 			t.Cleanup(func() { exec.Command("umount", "-l", data).Run() })
 
