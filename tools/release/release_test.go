@@ -1,0 +1,255 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReleaseIsReproducible builds the release for this machine's
+// architecture twice, once in-process and once through `go run
+// ./tools/release` as the README says, into two folders, and requires
+// byte-identical SHA256SUMS and archives; then checks what the archive
+// holds, how its entries are stamped, and that the binary in it reports
+// the version.
+func TestReleaseIsReproducible(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("releases are linux builds; this test runs the binary it builds")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const version, bare = "v1.2.3-rc.1", "1.2.3-rc.1"
+	const epochSec = 1700000000
+	platform := "linux/" + runtime.GOARCH
+	archive := fmt.Sprintf("hookgate_%s_linux_%s.tar.gz", bare, runtime.GOARCH)
+
+	first, second := t.TempDir(), t.TempDir()
+	start := time.Now()
+	arts, err := Release(Options{Root: root, Out: first, Version: version, Platforms: []string{platform}, Epoch: time.Unix(epochSec, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("first release: %s", time.Since(start).Round(time.Second))
+	if len(arts) != 1 || arts[0].Name != archive {
+		t.Fatalf("artifacts %+v, want one named %s", arts, archive)
+	}
+
+	start = time.Now()
+	cmd := exec.Command("go", "run", "./tools/release", "-out", second, "-platforms", platform, version)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), fmt.Sprintf("SOURCE_DATE_EPOCH=%d", epochSec))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go run ./tools/release: %v\n%s", err, out)
+	}
+	t.Logf("second release (go run): %s", time.Since(start).Round(time.Second))
+
+	sumsA := readFile(t, filepath.Join(first, "SHA256SUMS"))
+	sumsB := readFile(t, filepath.Join(second, "SHA256SUMS"))
+	t.Logf("SHA256SUMS:\n%s", sumsA)
+	if !bytes.Equal(sumsA, sumsB) {
+		t.Errorf("SHA256SUMS differ between two releases of the same tree:\n%s\n%s", sumsA, sumsB)
+		diffMembers(t, filepath.Join(first, archive), filepath.Join(second, archive))
+	}
+	data := readFile(t, filepath.Join(first, archive))
+	sum := sha256.Sum256(data)
+	if want := hex.EncodeToString(sum[:]) + "  " + archive + "\n"; string(sumsA) != want {
+		t.Errorf("SHA256SUMS is %q, want %q (sha256sum -c format, the archive's real digest)", sumsA, want)
+	}
+
+	// The gzip stream records no name and no time.
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if zr.Name != "" || !zr.ModTime.IsZero() {
+		t.Errorf("gzip header has name %q, time %v; want neither", zr.Name, zr.ModTime)
+	}
+
+	// Every entry: sorted, owned by root, one time, fixed modes.
+	top := strings.TrimSuffix(archive, ".tar.gz") + "/"
+	want := []string{
+		top, top + "LICENSE", top + "README.md", top + "docs/", top + "docs/install.md",
+		top + "examples/", top + "examples/Caddyfile", top + "examples/demo.env", top + "examples/routes.yaml",
+		top + "examples/systemd/", top + "examples/systemd/Caddyfile", top + "examples/systemd/hookgate.env",
+		top + "examples/systemd/hookgate.service", top + "examples/systemd/routes.yaml", top + "hookgate",
+	}
+	var names []string
+	var binary []byte
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, h.Name)
+		wantMode := int64(0o644)
+		if strings.HasSuffix(h.Name, "/") || h.Name == top+"hookgate" {
+			wantMode = 0o755
+		}
+		if h.Mode != wantMode || h.Uid != 0 || h.Gid != 0 || h.Uname != "root" || h.Gname != "root" || h.ModTime.Unix() != epochSec {
+			t.Errorf("%s: mode %o, owner %d:%d (%s:%s), time %d; want %o, 0:0 (root:root), %d",
+				h.Name, h.Mode, h.Uid, h.Gid, h.Uname, h.Gname, h.ModTime.Unix(), wantMode, epochSec)
+		}
+		if h.Name == top+"hookgate" {
+			if binary, err = io.ReadAll(tr); err != nil {
+				t.Fatal(err)
+			}
+		} else if h.Typeflag == tar.TypeReg {
+			member, _ := io.ReadAll(tr)
+			if src := readFile(t, filepath.Join(root, strings.TrimPrefix(h.Name, top))); !bytes.Equal(member, src) {
+				t.Errorf("%s is not the repository's %s", h.Name, strings.TrimPrefix(h.Name, top))
+			}
+		}
+	}
+	if !slices.Equal(names, want) {
+		t.Errorf("archive holds\n%s\nwant\n%s", strings.Join(names, "\n"), strings.Join(want, "\n"))
+	}
+	if binary == nil {
+		t.Fatal("archive holds no binary")
+	}
+
+	bin := filepath.Join(t.TempDir(), "hookgate")
+	if err := os.WriteFile(bin, binary, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "hookgate "+version+" v2.") {
+		t.Errorf("hookgate version: %v %q; want \"hookgate %s v2.…\" (Hookgate's stamp, then Caddy's version)", err, out, version)
+	}
+	info, err := exec.Command(bin, "build-info").CombinedOutput()
+	if err != nil {
+		t.Fatalf("hookgate build-info: %v\n%s", err, info)
+	}
+	for _, line := range []string{"build\t-trimpath=true", "build\tCGO_ENABLED=0", "build\tGOOS=linux", "build\tGOARCH=" + runtime.GOARCH} {
+		if !strings.Contains(string(info), line+"\n") {
+			t.Errorf("build-info lacks %q", line)
+		}
+	}
+	if strings.Contains(string(info), "vcs.") {
+		t.Errorf("build-info carries VCS settings (built without -buildvcs=false?):\n%s", info)
+	}
+}
+
+// diffMembers names the archive members that differ, to tell a changed
+// build from a file edited between the two runs.
+func diffMembers(t *testing.T, a, b string) {
+	t.Helper()
+	ma, mb := members(t, a), members(t, b)
+	for name, da := range ma {
+		if db, ok := mb[name]; !ok || !bytes.Equal(da, db) {
+			t.Errorf("member %s differs", name)
+		}
+	}
+}
+
+func members(t *testing.T, archive string) map[string][]byte {
+	t.Helper()
+	f, err := os.Open(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string][]byte{}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			break
+		}
+		m[h.Name], _ = io.ReadAll(tr)
+	}
+	return m
+}
+
+func readFile(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func TestParseVersion(t *testing.T) {
+	for _, tc := range []struct{ in, bare, stamp string }{
+		{"v0.1.0", "0.1.0", "hookgate v0.1.0"},
+		{"0.1.0", "0.1.0", "hookgate v0.1.0"},
+		{"v1.20.3-rc.1", "1.20.3-rc.1", "hookgate v1.20.3-rc.1"},
+		{"v1.2", "", ""},
+		{"v1.2.3+meta", "", ""},
+		{"v1.2.3-", "", ""},
+		{"../v1.2.3", "", ""},
+		{"v1.2.3 ", "", ""},
+		{"v1.2.3-a'b", "", ""},
+		{"", "", ""},
+	} {
+		bare, stamp, err := parseVersion(tc.in)
+		if tc.bare == "" {
+			if err == nil {
+				t.Errorf("parseVersion(%q) = %q, %q; want an error", tc.in, bare, stamp)
+			}
+			continue
+		}
+		if err != nil || bare != tc.bare || stamp != tc.stamp {
+			t.Errorf("parseVersion(%q) = %q, %q, %v; want %q, %q", tc.in, bare, stamp, err, tc.bare, tc.stamp)
+		}
+	}
+}
+
+// TestBuildEnvPinsTheCompiler checks that settings which change the
+// compiler's output are replaced, whatever the caller's environment says.
+func TestBuildEnvPinsTheCompiler(t *testing.T) {
+	env := buildEnv([]string{"PATH=/bin", "GOFLAGS=-race", "CGO_ENABLED=1", "GOAMD64=v3", "GOARCH=386", "GOEXPERIMENT=arenas", "HOME=/h"}, "linux", "arm64")
+	got := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if _, dup := got[k]; dup {
+			t.Errorf("%s set twice", k)
+		}
+		got[k] = v
+	}
+	want := map[string]string{"PATH": "/bin", "HOME": "/h", "GOFLAGS": "", "CGO_ENABLED": "0", "GOAMD64": "v1", "GOARM64": "v8.0", "GOOS": "linux", "GOARCH": "arm64", "GOEXPERIMENT": ""}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s=%q, want %q", k, got[k], v)
+		}
+	}
+}
+
+// TestEntriesHaveTheirFolders checks that every member's folder precedes
+// it, so extracting the archive never depends on the tool's umask.
+func TestEntriesHaveTheirFolders(t *testing.T) {
+	list := entries("/r", "top", "/b/hookgate")
+	seen := map[string]bool{}
+	for _, e := range list {
+		dir := e.name[:strings.LastIndex(strings.TrimSuffix(e.name, "/"), "/")+1]
+		if dir != "" && !seen[dir] {
+			t.Errorf("%s comes before its folder %s", e.name, dir)
+		}
+		seen[e.name] = true
+	}
+	if !slices.IsSortedFunc(list, func(a, b entry) int { return strings.Compare(a.name, b.name) }) {
+		t.Error("entries are not sorted")
+	}
+}
