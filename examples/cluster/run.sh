@@ -19,15 +19,30 @@ for i in 1 2 3; do
 done
 ../../bin/demo-backend &
 pids+=($!)
-# Each instance waits for the cluster: it creates the replicated streams on start.
-for i in 1 2; do
-	for try in $(seq 1 30); do
-		if ../../bin/hookgate validate --config "Caddyfile-$i" --adapter caddyfile >"data/validate-$i.log" 2>&1; then break; fi
-		if [ "$try" = 30 ]; then tail -3 "data/validate-$i.log" data/nats-*.log; exit 1; fi
+# Demo secrets, as in examples/demo.env: routes.yaml holds only placeholders.
+export GITHUB_WEBHOOK_SECRET="${GITHUB_WEBHOOK_SECRET:-demo-github-secret}"
+# Each instance opens the store when it starts and creates the replicated
+# streams, which needs the cluster to have elected a leader: an instance that
+# fails to start is started again, for up to two minutes.
+start_instance() {
+	local i=$1 deadline=$((SECONDS + 120))
+	while [ $SECONDS -lt $deadline ]; do
+		../../bin/hookgate run --config "Caddyfile-$i" --adapter caddyfile >"data/hookgate-$i.log" 2>&1 &
+		local pid=$!
+		while kill -0 "$pid" 2>/dev/null; do
+			if grep -q '"serving initial configuration"' "data/hookgate-$i.log"; then
+				pids+=("$pid")
+				return 0
+			fi
+			sleep 0.5
+		done
 		sleep 1
 	done
-	../../bin/hookgate run --config "Caddyfile-$i" --adapter caddyfile >"data/hookgate-$i.log" 2>&1 &
-	pids+=($!)
+	tail -3 "data/hookgate-$i.log" data/nats-*.log
+	return 1
+}
+for i in 1 2; do
+	start_instance "$i" || exit 1
 done
 cat <<'MSG'
 Two gateways share one JetStream store. Send one event to both (same delivery id):

@@ -302,7 +302,9 @@ func TestMigrateFromBolt(t *testing.T) {
 
 // TestClusterExampleValidates checks the routes file of examples/cluster.
 func TestClusterExampleValidates(t *testing.T) {
-	out, err := exec.Command(binary, "validate-routes", filepath.Join(repoRoot(), "examples", "cluster", "routes.yaml")).CombinedOutput()
+	cmd := exec.Command(binary, "validate-routes", filepath.Join(repoRoot(), "examples", "cluster", "routes.yaml"))
+	cmd.Env = append(os.Environ(), "GITHUB_WEBHOOK_SECRET=demo-github-secret")
+	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "valid: 1 sources") {
 		t.Fatalf("validate-routes: %v\n%s", err, out)
 	}
