@@ -286,16 +286,9 @@ func (it *AdyenItem) SignedData() string {
 // covers must be the ones every case-sensitive reader sees. The top-level
 // live flag is not covered (see the preset's LiveUnsigned).
 func (a *adyen) Verify(r *Request) error {
-	top, ok := object(r.Body)
-	if !ok {
-		return ErrMissingSignature
-	}
-	if !strictJSON(r.Body) {
-		return ErrMalformedSignature
-	}
-	items, ok := objects(top["notificationItems"])
-	if !ok || len(items) == 0 {
-		return ErrMissingSignature
+	items, err := strictItems(r.Body, "notificationItems")
+	if err != nil {
+		return err
 	}
 	for _, wrapped := range items {
 		it, sig, err := adyenItem(wrapped["NotificationRequestItem"])
@@ -389,16 +382,9 @@ func newGraphClientState(secrets []string, _ Options) (Scheme, error) {
 }
 
 func (g *graphClientState) Verify(r *Request) error {
-	top, ok := object(r.Body)
-	if !ok {
-		return ErrMissingSignature
-	}
-	if !strictJSON(r.Body) {
-		return ErrMalformedSignature
-	}
-	items, ok := objects(top["value"])
-	if !ok || len(items) == 0 {
-		return ErrMissingSignature
+	items, err := strictItems(r.Body, "value")
+	if err != nil {
+		return err
 	}
 	for _, item := range items {
 		if _, present := item["clientState"]; !present {
@@ -455,4 +441,22 @@ func (w *withBodyTimestamp) Sign(key string, msg Message) (http.Header, error) {
 		return nil, fmt.Errorf("scheme cannot sign")
 	}
 	return s.Sign(key, msg)
+}
+
+// strictItems reads the objects listed under key in a JSON body whose keys
+// are all distinct, also by case: what a scheme checks in them is then what
+// every case-sensitive reader sees.
+func strictItems(body []byte, key string) ([]map[string]json.RawMessage, error) {
+	top, ok := object(body)
+	if !ok {
+		return nil, ErrMissingSignature
+	}
+	if !strictJSON(body) {
+		return nil, ErrMalformedSignature
+	}
+	items, ok := objects(top[key])
+	if !ok || len(items) == 0 {
+		return nil, ErrMissingSignature
+	}
+	return items, nil
 }
