@@ -184,10 +184,7 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if src.learns {
 		learned, err := p.learnedSecret(src)
 		if err != nil {
-			w.Header().Set("Retry-After", retryAfterSeconds)
-			plain(w, http.StatusServiceUnavailable, "storage unavailable, retry later")
-			p.log.Error("reading a learned secret", zap.String("source", src.name), zap.Error(err))
-			p.observe(src, "unavailable", start)
+			p.unavailable(w, src, start, "reading a learned secret", err)
 			return
 		}
 		vr.Learned = learned
@@ -307,10 +304,7 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	res, err := p.store.Ingest(r.Context(), ne)
 	if err != nil {
-		w.Header().Set("Retry-After", retryAfterSeconds)
-		plain(w, http.StatusServiceUnavailable, "storage unavailable, retry later")
-		p.log.Error("storing event", zap.String("source", src.name), zap.Error(err))
-		p.observe(src, "unavailable", start)
+		p.unavailable(w, src, start, "storing event", err)
 		return
 	}
 	if res.Replayed {
@@ -376,10 +370,7 @@ func (p *Pipeline) answerHandshake(w http.ResponseWriter, r *http.Request, s *so
 			}
 			var err error
 			if resp, why, err = p.learn(r, s, resp); err != nil {
-				w.Header().Set("Retry-After", retryAfterSeconds)
-				plain(w, http.StatusServiceUnavailable, "storage unavailable, retry later")
-				p.log.Error("storing a handshake secret", zap.String("source", s.name), zap.Error(err))
-				p.observe(s, "unavailable", start)
+				p.unavailable(w, s, start, "storing a handshake secret", err)
 				return true
 			}
 		}
@@ -407,6 +398,15 @@ func (p *Pipeline) reject(r *http.Request, src *source, reason string, err error
 		fields = append(fields, zap.Error(err))
 	}
 	p.rejectLog.Info("request rejected", fields...)
+}
+
+// unavailable answers 503 with Retry-After when the store cannot take or
+// give what the request needs: never a 2xx without the write.
+func (p *Pipeline) unavailable(w http.ResponseWriter, src *source, start time.Time, what string, err error) {
+	w.Header().Set("Retry-After", retryAfterSeconds)
+	plain(w, http.StatusServiceUnavailable, "storage unavailable, retry later")
+	p.log.Error(what, zap.String("source", src.name), zap.Error(err))
+	p.observe(src, "unavailable", start)
 }
 
 // storeWait bounds how long a request waits for the store to be attached.
