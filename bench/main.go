@@ -108,10 +108,12 @@ func buildBinary(dir string) (string, error) {
 	return bin, cmd.Run()
 }
 
+// repoRoot is the checkout the gateway is built from: the folder holding
+// cmd/hookgate (bench is a module of its own inside it).
 func repoRoot() string {
 	dir, _ := os.Getwd()
 	for d := dir; d != "/"; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+		if _, err := os.Stat(filepath.Join(d, "cmd", "hookgate")); err == nil {
 			return d
 		}
 	}
