@@ -175,7 +175,7 @@ var statuses = []string{store.StatusPending, store.StatusDelivered, store.Status
 func listEvents(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
 	q := r.URL.Query()
 	f := store.ListFilter{Source: q.Get("source"), Status: q.Get("status"), Query: q.Get("q")}
-	if f.Status != "" && !contains(statuses, f.Status) {
+	if f.Status != "" && !slices.Contains(statuses, f.Status) {
 		return apiError(http.StatusBadRequest, "status: want one of %s, got %q", strings.Join(statuses, ", "), f.Status)
 	}
 	var err error
@@ -194,15 +194,6 @@ func listEvents(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
 		out["events"] = []store.EventSummary{}
 	}
 	return writeJSON(w, out)
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // maskedHeaders hides credentials and signatures: anything a preset reads,
@@ -368,7 +359,7 @@ func replayEvent(w http.ResponseWriter, r *http.Request, g *liveGateway, raw str
 	if rec.Event.Unrouted || rec.Event.Quarantined != "" {
 		for _, p := range g.pipelines {
 			targets, err := p.Reroute(r.Context(), id)
-			if err != nil && !strings.Contains(err.Error(), "not in the configuration") {
+			if err != nil && !errors.Is(err, ingest.ErrUnknownSource) {
 				return apiError(http.StatusConflict, "%v", err)
 			}
 			if err == nil {

@@ -256,9 +256,9 @@ func compileSource(cfg *config.Config, src *config.Source) (*source, error) {
 		}
 		scheme, err = verify.New(spec, src.Secrets)
 		if err != nil {
-			at := src.SecretsPos
-			if !strings.HasPrefix(err.Error(), "secret") {
-				at = src.VerifyPos
+			at := src.VerifyPos
+			if secretErr := (*verify.SecretError)(nil); errors.As(err, &secretErr) {
+				at = src.SecretsPos
 			}
 			return nil, cfg.Errorf(at, "source %s: %v", src.Name, err)
 		}

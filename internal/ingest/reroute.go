@@ -15,6 +15,10 @@ import (
 // again; replay is the way to send it again.
 var ErrRouted = errors.New("event is routed already; replay it instead")
 
+// ErrUnknownSource is returned when a stored event's source is not in this
+// configuration: another configuration sharing the store may have it.
+var ErrUnknownSource = errors.New("source is not in the configuration")
+
 // Reroute routes a stored event that no rule took, or that a validation gate
 // quarantined, with the current rules. It returns the deliveries created;
 // none means the rules still take nothing.
@@ -34,7 +38,7 @@ func (p *Pipeline) Reroute(ctx context.Context, id store.ID) ([]store.Target, er
 		}
 	}
 	if src == nil {
-		return nil, fmt.Errorf("source %s is not in the configuration", ev.Source)
+		return nil, fmt.Errorf("%w: %s", ErrUnknownSource, ev.Source)
 	}
 	env := storedEnv(src, ev)
 	if src.needsBody {

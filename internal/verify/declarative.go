@@ -169,6 +169,17 @@ type Declarative struct {
 	secretRaw [][]byte // secrets as configured, for {secret} and token checks
 }
 
+// SecretError says which configured secret a scheme cannot use, so that a
+// caller can point at the secrets rather than at the scheme.
+type SecretError struct {
+	Index int // from 1, as the secrets are listed
+	Err   error
+}
+
+func (e *SecretError) Error() string { return fmt.Sprintf("secret %d: %v", e.Index, e.Err) }
+
+func (e *SecretError) Unwrap() error { return e.Err }
+
 // New compiles spec with the given secrets (or public keys, for asymmetric
 // algorithms).
 func New(spec Spec, secrets []string) (*Declarative, error) {
@@ -181,7 +192,7 @@ func New(spec Spec, secrets []string) (*Declarative, error) {
 	}
 	for i, s := range secrets {
 		if err := d.addKey(s); err != nil {
-			return nil, fmt.Errorf("secret %d: %w", i+1, err)
+			return nil, &SecretError{Index: i + 1, Err: err}
 		}
 	}
 	return d, nil
