@@ -136,9 +136,7 @@ func inlineRoutes(path string) ([]byte, error) {
 		return nil, fmt.Errorf("reading routes file: %w", err)
 	}
 	repl := caddy.NewReplacer()
-	cfg, err := config.Parse(path, data, config.Options{
-		Expand: func(s string) (string, error) { return repl.ReplaceOrErr(s, false, true) },
-	})
+	cfg, err := config.Parse(path, data, expandingPlaceholders(repl))
 	if err != nil {
 		return nil, err
 	}

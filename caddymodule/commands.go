@@ -178,9 +178,7 @@ func routesArg(cmd *cobra.Command, args []string) (string, error) {
 
 func loadRoutes(path string) (*ingest.Pipeline, *config.Config, error) {
 	repl := caddy.NewReplacer()
-	cfg, err := config.Load(path, config.Options{
-		Expand: func(s string) (string, error) { return repl.ReplaceOrErr(s, false, true) },
-	})
+	cfg, err := config.Load(path, expandingPlaceholders(repl))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -595,9 +593,7 @@ func cmdSend(fl caddycmd.Flags) (int, error) {
 
 func sourceFromRoutes(path, name string) (*config.Source, error) {
 	repl := caddy.NewReplacer()
-	cfg, err := config.Load(path, config.Options{
-		Expand: func(s string) (string, error) { return repl.ReplaceOrErr(s, false, true) },
-	})
+	cfg, err := config.Load(path, expandingPlaceholders(repl))
 	if err != nil {
 		return nil, err
 	}

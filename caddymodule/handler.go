@@ -52,9 +52,10 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// Provision loads the routes file, compiles it, opens the store and
-// registers the configuration with the hookgate app, which starts delivery
-// when the configuration goes live.
+// Provision reads and compiles the configuration and registers it with the
+// hookgate app, which opens the store and starts delivery when the
+// configuration goes live. It touches no file, socket or goroutine, so
+// `caddy validate` works beside a running gateway.
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
 	repl := caddy.NewReplacer()
@@ -91,12 +92,16 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	return nil
 }
 
+// expandingPlaceholders has configuration values expand Caddy placeholders
+// ({env.X}, {file.path}) when they are loaded.
+func expandingPlaceholders(repl *caddy.Replacer) config.Options {
+	return config.Options{Expand: func(s string) (string, error) { return repl.ReplaceOrErr(s, false, true) }}
+}
+
 // loadConfig reads the configuration the handler carries, or the routes
 // file it names.
 func (h *Handler) loadConfig(repl *caddy.Replacer) (*config.Config, error) {
-	opts := config.Options{
-		Expand: func(s string) (string, error) { return repl.ReplaceOrErr(s, false, true) },
-	}
+	opts := expandingPlaceholders(repl)
 	switch {
 	case len(h.Routes) > 0 && h.Config != "":
 		return nil, fmt.Errorf("webhook_gateway: set routes or config, not both")
