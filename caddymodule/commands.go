@@ -299,7 +299,7 @@ func explainRoute(cmd *cobra.Command, path string) error {
 func cmdCompact(fl caddycmd.Flags) (int, error) {
 	path := fl.String("storage")
 	if path == "" {
-		path = filepath.Join(caddy.AppDataDir(), "hookgate", "hookgate.db")
+		path = defaultStorePath()
 	}
 	before, err := os.Stat(path)
 	if err != nil {
@@ -351,7 +351,7 @@ func cmdMigrate(fl caddycmd.Flags) (int, error) {
 		}
 	}
 	if from == "" {
-		from = filepath.Join(caddy.AppDataDir(), "hookgate", "hookgate.db")
+		from = defaultStorePath()
 	}
 	js := cfg.Storage.JetStream
 	if js == nil {

@@ -92,6 +92,12 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	return nil
 }
 
+// defaultStorePath is where the bbolt store lives when nothing names it:
+// Caddy's data directory, so it moves with Caddy's other state.
+func defaultStorePath() string {
+	return filepath.Join(caddy.AppDataDir(), "hookgate", "hookgate.db")
+}
+
 // expandingPlaceholders has configuration values expand Caddy placeholders
 // ({env.X}, {file.path}) when they are loaded.
 func expandingPlaceholders(repl *caddy.Replacer) config.Options {
@@ -143,7 +149,7 @@ func (h *Handler) resolveStorePath(repl *caddy.Replacer, cfg *config.Config) (st
 		path = p
 	}
 	if path == "" {
-		path = filepath.Join(caddy.AppDataDir(), "hookgate", "hookgate.db")
+		path = defaultStorePath()
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
