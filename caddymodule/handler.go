@@ -161,10 +161,9 @@ func (h *Handler) resolveStorePath(repl *caddy.Replacer, cfg *config.Config) (st
 // ServeHTTP answers requests to a source's path, in any spelling, and to
 // claimed prefixes, and passes the rest on.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	if !h.pipeline.Claims(r.URL.Path) {
+	if !h.pipeline.Serve(w, r) {
 		return next.ServeHTTP(w, r)
 	}
-	h.pipeline.ServeHTTP(w, r)
 	return nil
 }
 

@@ -108,9 +108,38 @@ func (p *Pipeline) Upstreams() map[string]deliver.Upstream { return p.upstreams 
 // retryAfterSeconds is what a provider is told to wait when storage is down.
 const retryAfterSeconds = "5"
 
-// ServeHTTP answers a request whose path the pipeline Claims: a path under
-// a claimed prefix that names no source gets 404.
+// ServeHTTP answers every request as the gateway's own: a path that names
+// no source gets 404.
 func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !p.Serve(w, r) {
+		p.notFound(w, r)
+	}
+}
+
+// Serve answers a request whose path the pipeline claims, a source's path
+// in any spelling or a path under a claimed prefix, and reports whether it
+// did; any other request is left to the caller, untouched. The path is
+// matched once.
+func (p *Pipeline) Serve(w http.ResponseWriter, r *http.Request) bool {
+	src, claimed := p.match(r.URL.Path)
+	if !claimed {
+		return false
+	}
+	if src == nil {
+		p.notFound(w, r)
+		return true
+	}
+	p.serve(w, r, src)
+	return true
+}
+
+func (p *Pipeline) notFound(w http.ResponseWriter, r *http.Request) {
+	plain(w, http.StatusNotFound, "no webhook source at this path")
+	p.rejectLog.Info("request rejected", zap.String("reason", "no_source"), zap.String("client_ip", p.clientIP(r)))
+}
+
+// serve is the request path for one source.
+func (p *Pipeline) serve(w http.ResponseWriter, r *http.Request, src *source) {
 	start := time.Now()
 	select {
 	case <-p.attached:
@@ -120,12 +149,6 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			plain(w, http.StatusServiceUnavailable, "storage unavailable")
 			return
 		}
-	}
-	src, _ := p.match(r.URL.Path)
-	if src == nil {
-		plain(w, http.StatusNotFound, "no webhook source at this path")
-		p.rejectLog.Info("request rejected", zap.String("reason", "no_source"), zap.String("client_ip", p.clientIP(r)))
-		return
 	}
 	// GET and HEAD only ever carry a handshake (Meta, Okta, Intercom);
 	// anything else must POST.
@@ -250,6 +273,7 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ne.Event.Quarantined = firstLine(err.Error())
 		}
 	}
+	var digest string // the body's digest, computed at most once
 	if src.dedup != nil {
 		key, err := fastKey, error(nil)
 		if !fast {
@@ -258,7 +282,8 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if key == "" && src.digestKey {
 			// The preset's key is missing from this signed body: its digest
 			// still makes the provider's retries of it one event.
-			key, err = digestKey(body), nil
+			digest = digestKey(body)
+			key, err = digest, nil
 		}
 		if err != nil {
 			p.log.Warn("dedup key expression failed; event stored without dedup",
@@ -271,7 +296,10 @@ func (p *Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if src.replayDigest {
-		ne.DigestKey, ne.DedupUntil = digestKey(body), now.Add(src.dedupWindow)
+		if digest == "" {
+			digest = digestKey(body)
+		}
+		ne.DigestKey, ne.DedupUntil = digest, now.Add(src.dedupWindow)
 	}
 	otherMode := false
 	if src.live != nil {

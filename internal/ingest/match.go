@@ -103,10 +103,10 @@ func (p *Pipeline) claimed(key string) bool {
 	return false
 }
 
-// Claims reports whether the gateway answers this request path itself: the
+// claimsPath reports whether the gateway answers this request path itself: the
 // path of a source in any spelling, or any path under a claimed prefix.
 // Everything else belongs to the next handler.
-func (p *Pipeline) Claims(path string) bool {
+func (p *Pipeline) claimsPath(path string) bool {
 	src, claimed := p.match(path)
 	return src != nil || claimed
 }

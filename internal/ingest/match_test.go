@@ -75,12 +75,12 @@ func TestDefaultClaims(t *testing.T) {
 func TestClaims(t *testing.T) {
 	h := newHarness(t)
 	for _, p := range []string{"/webhooks/github", "/WEBHOOKS/github/", "/webhooks//crm", "/webhooks/unknown", "/webhooks", "/webhooks/", "/Webhooks/a/b", "//127.0.0.1/webhooks/github", "//evil/WEBHOOKS/x", `\\host\webhooks\github`} {
-		if !h.p.Claims(p) {
+		if !h.p.claimsPath(p) {
 			t.Errorf("%s is not claimed", p)
 		}
 	}
 	for _, p := range []string{"/", "/api/orders", "/webhooksx", "/webhooksx/github", "//host/api/orders"} {
-		if h.p.Claims(p) {
+		if h.p.claimsPath(p) {
 			t.Errorf("%s is claimed", p)
 		}
 	}
@@ -109,7 +109,7 @@ func TestClaimKeyAndExplicitClaims(t *testing.T) {
 	if !slices.Equal(h.p.Claimed(), []string{"/hooks/", "/other/"}) {
 		t.Fatalf("claims %v", h.p.Claimed())
 	}
-	if !h.p.Claims("/OTHER") || !h.p.Claims("/hooks/x") || h.p.Claims("/webhooks/unknown") {
+	if !h.p.claimsPath("/OTHER") || !h.p.claimsPath("/hooks/x") || h.p.claimsPath("/webhooks/unknown") {
 		t.Fatal("explicit claims replace the default one")
 	}
 	if got := h.p.Unclaimed(); len(got) != 3 {
