@@ -1,0 +1,454 @@
+package ingest
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/hookgate/hookgate/internal/route"
+	"github.com/hookgate/hookgate/internal/store"
+	"github.com/hookgate/hookgate/internal/verify"
+)
+
+// The request path runs in stages — admit, read the body, answer a
+// handshake, verify, build the event, store — each of which either passes
+// the request on or decides the answer. Only write puts an answer on the
+// wire, so every refusal is counted and logged the same way.
+
+// rejection is a refused request: the status and message the client gets
+// and the reason it is counted and logged under.
+type rejection struct {
+	status  int
+	message string
+	// reason is counted as rejected_<reason>; empty for a refusal that is
+	// not the client's doing (the store failed), counted as unavailable.
+	reason string
+	// err is logged with the refusal; never a secret or a header value.
+	err error
+	// storage names the store operation that failed, for the error log.
+	storage string
+}
+
+func refuse(status int, reason, message string) *rejection {
+	return &rejection{status: status, reason: reason, message: message}
+}
+
+// storageFailed is a 503 for a store that cannot take or give what the
+// request needs: never a 2xx without the write.
+func storageFailed(what string, err error) *rejection {
+	return &rejection{status: http.StatusServiceUnavailable, message: "storage unavailable, retry later", storage: what, err: err}
+}
+
+var (
+	errMethod      = refuse(http.StatusMethodNotAllowed, "method", "method not allowed")
+	errTooLarge    = refuse(http.StatusRequestEntityTooLarge, "body_too_large", "request body too large")
+	errForged      = refuse(http.StatusUnauthorized, "", "unauthorized")
+	errNotAttached = storageFailed("waiting for the store", errors.New("the store is not open yet"))
+)
+
+// answer is what the request path decided: a rejection, a handshake's
+// response, or a stored event.
+type answer struct {
+	rejection *rejection
+	handshake *handshakeAnswer
+	stored    *storedEvent
+}
+
+type handshakeAnswer struct {
+	handshake *verify.Handshake
+	response  *verify.HandshakeResponse
+	// why a proposed secret was refused, for the log.
+	why string
+}
+
+type storedEvent struct {
+	result store.IngestResult
+	event  *store.NewEvent
+}
+
+// serve is the request path for one source.
+func (p *Pipeline) serve(w http.ResponseWriter, r *http.Request, src *source) {
+	start := time.Now()
+	if rej := p.admit(r, src); rej != nil {
+		p.write(w, r, src, start, answer{rejection: rej})
+		return
+	}
+	// A body that trickles in (slowloris) may not hold a connection for
+	// longer than the provider would wait for an answer anyway.
+	if d := p.bodyTimeout; d > 0 {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
+	}
+	body, reserved, err := readBody(http.MaxBytesReader(w, r.Body, p.maxBody), r.ContentLength, p.bodies)
+	defer p.bodies.release(reserved)
+	if err != nil {
+		p.write(w, r, src, start, answer{rejection: bodyRejection(err)})
+		return
+	}
+	p.write(w, r, src, start, p.decide(r, src, body))
+}
+
+// admit checks what is known before the body is read: the store is there,
+// the method can carry a webhook, and the declared length fits.
+func (p *Pipeline) admit(r *http.Request, src *source) *rejection {
+	select {
+	case <-p.attached:
+	default:
+		if !p.awaitStore() {
+			return errNotAttached
+		}
+	}
+	// GET and HEAD only ever carry a handshake (Meta, Okta, Intercom);
+	// anything else must POST.
+	probe := r.Method == http.MethodGet || r.Method == http.MethodHead
+	if r.Method != http.MethodPost && (!probe || !src.hasHandshakes()) {
+		return errMethod
+	}
+	if r.ContentLength > p.maxBody {
+		return errTooLarge
+	}
+	return nil
+}
+
+func bodyRejection(err error) *rejection {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.Is(err, errBodyBudget):
+		return refuse(http.StatusServiceUnavailable, "inflight_bodies", "too many requests in flight, retry later")
+	case errors.As(err, &tooLarge):
+		return errTooLarge
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return refuse(http.StatusRequestTimeout, "body_timeout", "request body too slow")
+	}
+	return &rejection{status: http.StatusBadRequest, reason: "body_read", message: "could not read request body", err: err}
+}
+
+// decide takes a request whose body is read to its answer: a handshake's,
+// a refusal, or the stored event's.
+func (p *Pipeline) decide(r *http.Request, src *source, body []byte) answer {
+	if r.Method != http.MethodPost && len(body) > 0 {
+		return answer{rejection: refuse(http.StatusBadRequest, "get_body", "a GET carries no body")}
+	}
+	if a, ok := p.handshake(r, src, body, src.unsignedHandshakes); ok {
+		return a
+	}
+	now := p.now()
+	verified, rej := p.verify(r, src, body, now)
+	if rej != nil {
+		return answer{rejection: rej}
+	}
+	if a, ok := p.handshake(r, src, body, src.signedHandshakes); ok {
+		return a
+	}
+	if r.Method != http.MethodPost {
+		return answer{rejection: errMethod}
+	}
+	ne, rej := p.event(r, src, body, now, verified)
+	if rej != nil {
+		return answer{rejection: rej}
+	}
+	if p.maxPending > 0 && p.store.Pending() >= p.maxPending {
+		return answer{rejection: refuse(http.StatusServiceUnavailable, "backpressure", "too many events waiting for delivery, retry later")}
+	}
+	res, err := p.store.Ingest(r.Context(), ne)
+	switch {
+	case err != nil:
+		return answer{rejection: storageFailed("storing event", err)}
+	case res.Replayed:
+		return answer{rejection: refuse(http.StatusUnauthorized, "replayed_token", "unauthorized")}
+	}
+	return answer{stored: &storedEvent{result: res, event: ne}}
+}
+
+// verify checks the signature over the raw bytes, with the secret the
+// store learned when the source learns one.
+func (p *Pipeline) verify(r *http.Request, src *source, body []byte, now time.Time) (*verify.Request, *rejection) {
+	vr := &verify.Request{Body: body, Header: r.Header, Method: r.Method, Now: now}
+	if src.signsURL {
+		vr.URL = src.requestURL(r)
+	}
+	if src.learns {
+		learned, err := p.learnedSecret(src)
+		if err != nil {
+			return nil, storageFailed("reading a learned secret", err)
+		}
+		vr.Learned = learned
+	}
+	if err := src.scheme.Verify(vr); err != nil {
+		rej := *errForged
+		rej.reason = verify.Reason(err)
+		return nil, &rej
+	}
+	return vr, nil
+}
+
+// event builds the event to store from a verified request: its body read
+// where something needs it, the validation gate, the dedup keys, the
+// mode check and the routing.
+func (p *Pipeline) event(r *http.Request, src *source, body []byte, now time.Time, verified *verify.Request) (*store.NewEvent, *rejection) {
+	env, fastKey, rej := p.environment(r, src, body, now)
+	if rej != nil {
+		return nil, rej
+	}
+	ne := &store.NewEvent{Event: &store.Event{
+		Source:          src.name,
+		ReceivedAt:      now,
+		Method:          r.Method,
+		Path:            r.URL.Path,
+		RawQuery:        r.URL.RawQuery,
+		Host:            r.Host,
+		RemoteAddr:      r.RemoteAddr,
+		Proto:           scheme(r),
+		ViaTrustedProxy: p.trustedProxy(r),
+		Header:          r.Header,
+		Body:            body,
+	}}
+	if src.gate != nil {
+		if err := src.gate.Check(env.Body); err != nil {
+			if !src.quarantine {
+				return nil, &rejection{status: http.StatusBadRequest, reason: "schema", message: "body does not match the source's schema", err: err}
+			}
+			ne.Event.Quarantined = firstLine(err.Error())
+		}
+	}
+	p.dedupKeys(src, ne, env, fastKey, now)
+	otherMode, rej := p.mode(src, env)
+	if rej != nil {
+		return nil, rej
+	}
+	if verified.SingleUseToken != "" {
+		ne.ReplayKey, ne.ReplayUntil = verified.SingleUseToken, now.Add(verified.SingleUseWindow)
+	}
+	if ne.Event.Quarantined == "" {
+		ne.Targets = p.targets(src, env, otherMode)
+		ne.Event.Unrouted = len(ne.Targets) == 0
+	}
+	return ne, nil
+}
+
+// environment is what expressions see of the request, with the body
+// parsed when something reads it; nil when nothing does. A dedup key that
+// is all the source reads of the body comes straight from the bytes
+// instead (fastKey), unless the body is not JSON.
+func (p *Pipeline) environment(r *http.Request, src *source, body []byte, now time.Time) (*route.Env, *string, *rejection) {
+	var fastKey *string
+	if src.dedupPath != nil {
+		if key, ok := route.ExtractKey(body, src.dedupPath); ok {
+			fastKey = &key
+		}
+	}
+	if !src.needsEnv && (src.dedupPath == nil || fastKey != nil) {
+		return nil, fastKey, nil
+	}
+	env := newEnv(src, r, now)
+	if !src.needsBody && src.dedupPath == nil {
+		return env, fastKey, nil
+	}
+	parsed, err := route.ParseBody(src.format, body)
+	switch {
+	case err == nil:
+		env.Body = parsed
+	case src.bodyRequired || src.dedupPath != nil:
+		return nil, nil, refuse(http.StatusBadRequest, "unparseable_body", "body is not valid JSON or form data")
+	default:
+		// Rules that read the body just do not match.
+		p.counters.unparseable.Add(1)
+	}
+	return env, fastKey, nil
+}
+
+// dedupKeys sets the event's dedup key, and the body's digest as a second
+// key where the signature covers no timestamp or id.
+func (p *Pipeline) dedupKeys(src *source, ne *store.NewEvent, env *route.Env, fastKey *string, now time.Time) {
+	var digest string // the body's digest, computed at most once
+	if src.dedup != nil {
+		var key string
+		var err error
+		if fastKey != nil {
+			key = *fastKey
+		} else {
+			key, err = src.dedup.Key(env)
+		}
+		if key == "" && src.digestKey {
+			// The preset's key is missing from this signed body: its digest
+			// still makes the provider's retries of it one event.
+			digest = digestKey(ne.Event.Body)
+			key, err = digest, nil
+		}
+		if err != nil {
+			p.log.Warn("dedup key expression failed; event stored without dedup",
+				zap.String("source", src.name), zap.Error(err))
+		}
+		if key != "" {
+			ne.DedupKey, ne.DedupUntil, ne.Event.DedupKey = key, now.Add(src.dedupWindow), key
+		}
+	}
+	if src.replayDigest {
+		if digest == "" {
+			digest = digestKey(ne.Event.Body)
+		}
+		ne.DigestKey, ne.DedupUntil = digest, now.Add(src.dedupWindow)
+	}
+}
+
+// mode checks a source that takes only live (or only test) events: an
+// event of the other mode is refused, or routed to the other-mode
+// upstreams when there are some.
+func (p *Pipeline) mode(src *source, env *route.Env) (otherMode bool, rej *rejection) {
+	if src.live == nil {
+		return false, nil
+	}
+	live, err := src.live.Match(env)
+	if err != nil {
+		p.log.Warn("live-mode expression failed", zap.String("source", src.name), zap.Error(err))
+	}
+	if live == src.wantLive {
+		return false, nil
+	}
+	if len(src.otherModeTo) == 0 {
+		rej := *errForged
+		rej.reason = "wrong_mode"
+		return false, &rej
+	}
+	return true, nil
+}
+
+// handshake answers the request if it is one of the handshakes. A
+// handshake that proposes a secret is answered as it asks only if the store
+// took the secret (learn).
+func (p *Pipeline) handshake(r *http.Request, s *source, body []byte, handshakes []*verify.Handshake) (answer, bool) {
+	if len(handshakes) == 0 {
+		return answer{}, false
+	}
+	hr := &verify.HandshakeRequest{
+		Method: r.Method, Header: r.Header, Query: r.URL.Query(), Body: body,
+		Secrets: s.secrets, VerifyToken: s.verifyToken, KnownSecrets: len(s.secrets),
+	}
+	for _, h := range handshakes {
+		resp, ok := h.Answer(hr)
+		if !ok {
+			continue
+		}
+		why := ""
+		if resp.Learn != "" {
+			if !s.learns {
+				continue
+			}
+			var err error
+			if resp, why, err = p.learn(r, s, resp); err != nil {
+				return answer{rejection: storageFailed("storing a handshake secret", err)}, true
+			}
+		}
+		return answer{handshake: &handshakeAnswer{handshake: h, response: resp, why: why}}, true
+	}
+	return answer{}, false
+}
+
+// write puts the answer on the wire, then counts and logs it: the one
+// place the request path writes HTTP.
+func (p *Pipeline) write(w http.ResponseWriter, r *http.Request, src *source, start time.Time, a answer) {
+	switch {
+	case a.rejection != nil:
+		writeRejection(w, a.rejection)
+		p.rejected(r, src, start, a.rejection)
+	case a.handshake != nil:
+		resp := a.handshake.response
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.Header().Set("Content-Type", resp.ContentType)
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(resp.Status)
+		w.Write(resp.Body)
+		p.handshakeAnswered(r, src, a.handshake.handshake, resp, a.handshake.why, start)
+	default:
+		p.accepted(w, src, start, a.stored)
+	}
+}
+
+func writeRejection(w http.ResponseWriter, rej *rejection) {
+	switch rej.status {
+	case http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", retryAfterSeconds)
+	case http.StatusMethodNotAllowed:
+		w.Header().Set("Allow", http.MethodPost)
+	}
+	plain(w, rej.status, rej.message)
+}
+
+// rejected counts a refused request and logs it: at INFO, sampled so that a
+// flood cannot fill the disk, never a header value or the body; a store
+// failure at ERROR.
+func (p *Pipeline) rejected(r *http.Request, src *source, start time.Time, rej *rejection) {
+	if rej.storage != "" {
+		p.log.Error(rej.storage, zap.String("source", src.name), zap.Error(rej.err))
+		p.observe(src, "unavailable", start)
+		return
+	}
+	if p.observer != nil {
+		p.observer.Observe(src.name, "rejected_"+rej.reason, 0)
+	}
+	fields := []zap.Field{zap.String("source", src.name), zap.String("reason", rej.reason), zap.String("client_ip", p.clientIP(r))}
+	if rej.err != nil {
+		fields = append(fields, zap.Error(rej.err))
+	}
+	p.rejectLog.Info("request rejected", fields...)
+}
+
+// accepted answers a stored event (or a duplicate of one) and tells
+// delivery of the new work.
+func (p *Pipeline) accepted(w http.ResponseWriter, src *source, start time.Time, s *storedEvent) {
+	id := s.result.ID.String()
+	w.Header().Set("Hookgate-Event-Id", id)
+	if s.result.Duplicate {
+		w.Header().Set("Hookgate-Duplicate", "true")
+		p.log.Debug("duplicate event", zap.String("source", src.name), zap.String("event_id", id))
+		src.respond(w, http.StatusOK, id, "duplicate")
+		p.observe(src, "duplicate", start)
+		return
+	}
+	for _, t := range s.event.Targets {
+		p.notify(t.Upstream)
+	}
+	body := s.event.Event.Body
+	p.log.Info("event received", zap.String("source", src.name), zap.String("event_id", id),
+		zap.Int("deliveries", len(s.event.Targets)), zap.Int("bytes", len(body)))
+	if p.masker != nil {
+		if ce := p.log.Check(zap.DebugLevel, "event body"); ce != nil {
+			ce.Write(zap.String("event_id", id), zap.String("body", p.masker.Mask(src.format, body)))
+		}
+	}
+	src.respond(w, src.response.Status, id, "accepted")
+	p.observe(src, "accepted", start)
+}
+
+func (p *Pipeline) notFound(w http.ResponseWriter, r *http.Request) {
+	plain(w, http.StatusNotFound, "no webhook source at this path")
+	p.rejectLog.Info("request rejected", zap.String("reason", "no_source"), zap.String("client_ip", p.clientIP(r)))
+}
+
+func (s *source) respond(w http.ResponseWriter, status int, id, outcome string) {
+	if s.response.Body != "" {
+		ct := s.response.ContentType
+		if ct == "" {
+			ct = "text/plain; charset=utf-8"
+		}
+		w.Header().Set("Content-Type", ct)
+		w.WriteHeader(status)
+		io.WriteString(w, s.response.Body)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	io.WriteString(w, `{"status":"`+outcome+`","id":"`+id+`"}`+"\n")
+}
+
+func plain(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	io.WriteString(w, msg+"\n")
+}
