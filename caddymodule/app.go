@@ -13,6 +13,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
+	"github.com/hookgate/hookgate/internal/assemble"
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/deliver"
 	"github.com/hookgate/hookgate/internal/ingest"
@@ -139,8 +140,8 @@ func (App) CaddyModule() caddy.ModuleInfo {
 // register adds a handler's compiled configuration for its store. Two
 // configurations that share a store must agree on every upstream they both
 // name.
-func (a *App) register(spec storeSpec, pipeline *ingest.Pipeline, routes string) error {
-	upstreams, retention := pipeline.Upstreams(), pipeline.Retention()
+func (a *App) register(spec storeSpec, parts *assemble.Parts, routes string) error {
+	pipeline, upstreams, retention := parts.Pipeline, parts.Upstreams, parts.Retention
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.regs == nil {

@@ -10,8 +10,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 
+	"github.com/hookgate/hookgate/internal/assemble"
 	"github.com/hookgate/hookgate/internal/config"
-	"github.com/hookgate/hookgate/internal/ingest"
 )
 
 func init() {
@@ -140,7 +140,7 @@ func inlineRoutes(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := ingest.Compile(cfg); err != nil {
+	if _, err := assemble.Config(cfg); err != nil {
 		return nil, err
 	}
 	return config.Inline(path, data)

@@ -18,6 +18,7 @@ import (
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 
+	"github.com/hookgate/hookgate/internal/assemble"
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/ingest"
 	"github.com/hookgate/hookgate/internal/store"
@@ -182,8 +183,11 @@ func loadRoutes(path string) (*ingest.Pipeline, *config.Config, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := ingest.Compile(cfg)
-	return p, cfg, err
+	parts, err := assemble.Config(cfg)
+	if err != nil {
+		return nil, cfg, err
+	}
+	return parts.Pipeline, cfg, nil
 }
 
 func validateRoutes(path string) (int, error) {

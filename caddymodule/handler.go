@@ -13,6 +13,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/hookgate/hookgate/internal/assemble"
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/ingest"
 )
@@ -64,10 +65,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	routesPath := cfg.File
-	pipeline, err := ingest.Compile(cfg)
+	parts, err := assemble.Config(cfg)
 	if err != nil {
 		return err
 	}
+	pipeline := parts.Pipeline
 	spec, err := h.resolveStore(repl, cfg)
 	if err != nil {
 		return err
@@ -78,7 +80,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("webhook_gateway: loading hookgate app: %w", err)
 	}
-	if err := appModule.(*App).register(spec, pipeline, routesPath); err != nil {
+	if err := appModule.(*App).register(spec, parts, routesPath); err != nil {
 		return err
 	}
 	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {

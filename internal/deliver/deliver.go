@@ -38,7 +38,7 @@ type Upstream struct {
 	Breaker BreakerPolicy
 	// Sign, when set, re-signs each delivery request for the backend;
 	// SignID names how, so two configurations can be compared.
-	Sign   func(req *http.Request, ev *store.Event, now time.Time) error `json:"-"`
+	Sign   SignFunc `json:"-"`
 	SignID string
 }
 

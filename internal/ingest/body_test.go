@@ -1,4 +1,4 @@
-package ingest
+package ingest_test
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookgate/hookgate/internal/ingest"
 )
 
 // stalledRequest declares a large body, sends a few bytes and then waits, as
@@ -36,7 +38,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // A declared Content-Length reserves nothing until the bytes arrive.
 func TestStalledBodyHoldsOnlyWhatArrived(t *testing.T) {
 	h := newHarness(t)
-	h.p.maxBody = 8 << 20
+	h.p.SetMaxBody(8 << 20)
 	const stalled = 50
 	var writers []*io.PipeWriter
 	done := make(chan int, stalled)
@@ -49,9 +51,9 @@ func TestStalledBodyHoldsOnlyWhatArrived(t *testing.T) {
 			done <- rec.Code
 		}()
 	}
-	waitUntil(t, "every request reading", func() bool { return h.p.bodies.used.Load() >= stalled*firstChunk })
-	if used := h.p.bodies.used.Load(); used > stalled*firstChunk {
-		t.Fatalf("%d stalled requests declaring 5 MiB hold %d bytes, want at most %d", stalled, used, stalled*firstChunk)
+	waitUntil(t, "every request reading", func() bool { return h.p.Bodies().Used() >= stalled*ingest.FirstChunk })
+	if used := h.p.Bodies().Used(); used > stalled*ingest.FirstChunk {
+		t.Fatalf("%d stalled requests declaring 5 MiB hold %d bytes, want at most %d", stalled, used, stalled*ingest.FirstChunk)
 	}
 	for _, pw := range writers {
 		pw.CloseWithError(errors.New("client went away"))
@@ -59,7 +61,7 @@ func TestStalledBodyHoldsOnlyWhatArrived(t *testing.T) {
 	for range stalled {
 		<-done
 	}
-	if used := h.p.bodies.used.Load(); used != 0 {
+	if used := h.p.Bodies().Used(); used != 0 {
 		t.Fatalf("%d bytes still reserved after the requests ended", used)
 	}
 }
@@ -68,8 +70,8 @@ func TestStalledBodyHoldsOnlyWhatArrived(t *testing.T) {
 // the budget comes back when the holders finish.
 func TestBodyBudgetRefusesPastTheCap(t *testing.T) {
 	h := newHarness(t)
-	h.p.maxBody = 8 << 20
-	h.p.bodies = &bodyBudget{limit: 2 * firstChunk}
+	h.p.SetMaxBody(8 << 20)
+	h.p.SetBodies(ingest.NewBodyBudget(2 * ingest.FirstChunk))
 	var writers []*io.PipeWriter
 	done := make(chan int, 2)
 	for range 2 {
@@ -81,7 +83,7 @@ func TestBodyBudgetRefusesPastTheCap(t *testing.T) {
 			done <- rec.Code
 		}()
 	}
-	waitUntil(t, "both requests reading", func() bool { return h.p.bodies.used.Load() == 2*firstChunk })
+	waitUntil(t, "both requests reading", func() bool { return h.p.Bodies().Used() == 2*ingest.FirstChunk })
 	body := []byte(`{"zen":"third"}`)
 	hdr := sign(t, "github", "gh-secret-0123456789", body)
 	hdr.Set("X-GitHub-Delivery", "budget-3")
@@ -97,30 +99,30 @@ func TestBodyBudgetRefusesPastTheCap(t *testing.T) {
 	if rec := h.send("/webhooks/github", hdr, body); rec.Code != 200 {
 		t.Fatalf("after the budget came back: %d %s", rec.Code, rec.Body)
 	}
-	if used := h.p.bodies.used.Load(); used != 0 {
+	if used := h.p.Bodies().Used(); used != 0 {
 		t.Fatalf("%d bytes still reserved", used)
 	}
 }
 
 // Bodies of every size and framing arrive whole.
 func TestReadBodyWhole(t *testing.T) {
-	for _, size := range []int{0, 1, firstChunk - 1, firstChunk, firstChunk + 1, 3*firstChunk + 7, 1 << 20} {
+	for _, size := range []int{0, 1, ingest.FirstChunk - 1, ingest.FirstChunk, ingest.FirstChunk + 1, 3*ingest.FirstChunk + 7, 1 << 20} {
 		want := bytes.Repeat([]byte("x"), size)
 		for _, declared := range []int64{int64(size), -1} {
-			b := &bodyBudget{limit: 8 << 20}
-			got, reserved, err := readBody(iotestHalf(bytes.NewReader(want)), declared, b)
+			b := ingest.NewBodyBudget(8 << 20)
+			got, reserved, err := ingest.ReadBody(iotestHalf(bytes.NewReader(want)), declared, b)
 			if err != nil || !bytes.Equal(got, want) {
 				t.Fatalf("size %d declared %d: %v, %d bytes", size, declared, err, len(got))
 			}
-			if reserved < int64(size) || reserved > 2*int64(max(size, firstChunk)) {
+			if reserved < int64(size) || reserved > 2*int64(max(size, ingest.FirstChunk)) {
 				t.Fatalf("size %d declared %d: reserved %d", size, declared, reserved)
 			}
-			if declared > 0 && reserved != max(int64(size), 0) && size < firstChunk {
+			if declared > 0 && reserved != max(int64(size), 0) && size < ingest.FirstChunk {
 				t.Fatalf("size %d declared: reserved %d, want exactly the body", size, reserved)
 			}
 		}
 	}
-	if _, _, err := readBody(strings.NewReader("abc"), 3, &bodyBudget{limit: 2}); !errors.Is(err, errBodyBudget) {
+	if _, _, err := ingest.ReadBody(strings.NewReader("abc"), 3, ingest.NewBodyBudget(2)); !errors.Is(err, ingest.ErrBodyBudget) {
 		t.Fatalf("over the budget: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package ingest
+package ingest_test
 
 import (
 	"encoding/json"
@@ -148,7 +148,7 @@ func TestModeRefusesUnsignedLiveMarkers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = Compile(cfg)
+		_, err = compile(cfg)
 		if err == nil || !strings.Contains(err.Error(), "mode cannot rely on it") || !strings.Contains(err.Error(), "routes.yaml:") {
 			t.Errorf("%s with mode: %v", provider, err)
 		}

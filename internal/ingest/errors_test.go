@@ -1,4 +1,4 @@
-package ingest
+package ingest_test
 
 import (
 	"context"
@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookgate/hookgate/internal/assemble"
 	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/ingest"
 	"github.com/hookgate/hookgate/internal/store"
 	"github.com/hookgate/hookgate/internal/verify"
 )
@@ -24,7 +26,7 @@ func TestTypedErrors(t *testing.T) {
 	other := strings.Replace(routingYAML, "path: /nowhere", "path: /elsewhere", 1)
 	other = strings.Replace(other, "  nowhere:", "  renamed:", 1)
 	h2 := routingHarnessAt(t, other, db)
-	if _, err := h2.p.Reroute(context.Background(), eid); !errors.Is(err, ErrUnknownSource) {
+	if _, err := h2.p.Reroute(context.Background(), eid); !errors.Is(err, ingest.ErrUnknownSource) {
 		t.Fatalf("reroute by a configuration without the source: %v", err)
 	}
 
@@ -38,7 +40,7 @@ func TestTypedErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Compile(cfg); err == nil || !strings.Contains(err.Error(), "routes.yaml:8:5: source s: secret 1:") {
+	if _, err := assemble.Config(cfg); err == nil || !strings.Contains(err.Error(), "routes.yaml:8:5: source s: secret 1:") {
 		t.Fatalf("the error does not point at the secrets: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package ingest
+package ingest_test
 
 import (
 	"bytes"
@@ -198,7 +198,7 @@ func TestModeConfigErrors(t *testing.T) {
 		yaml := "upstreams:\n  legacy:\n    url: http://x\nsources:\n  s:\n    path: /h\n" + src
 		cfg, err := config.Parse("routes.yaml", []byte(yaml), config.Options{})
 		if err == nil {
-			_, err = Compile(cfg)
+			_, err = compile(cfg)
 		}
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want %q", src, err, want)

@@ -14,22 +14,19 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/hookgate/hookgate/internal/deliver"
 	"github.com/hookgate/hookgate/internal/route"
 	"github.com/hookgate/hookgate/internal/store"
 )
 
 // Pipeline answers webhook requests for a compiled configuration.
 type Pipeline struct {
-	sources   map[string]*source // by PathKey of their path
-	claims    []string           // claimed prefixes in PathKey form, each ending in "/"
-	maxBody   int64
-	upstreams map[string]deliver.Upstream
+	sources map[string]*source // by PathKey of their path
+	claims  []string           // claimed prefixes in PathKey form, each ending in "/"
+	maxBody int64
 	// orderKeys group deliveries to upstreams with ordered delivery.
 	orderKeys map[string]*route.Program
 	// maxPending bounds the deliveries waiting before ingest answers 503.
 	maxPending int64
-	retention  time.Duration
 	counters   struct{ ruleErrors, unparseable atomic.Int64 }
 	masker     *masker // set when bodies are logged
 	// bodyTimeout bounds reading a request body.
@@ -72,7 +69,7 @@ func (p *Pipeline) Observe(o Observer) { p.observer = o }
 
 func (p *Pipeline) observe(src *source, outcome string, start time.Time) {
 	if p.observer != nil {
-		p.observer.Observe(src.name, outcome, time.Since(start))
+		p.observer.Observe(src.Name, outcome, time.Since(start))
 	}
 }
 
@@ -94,12 +91,6 @@ func (p *Pipeline) Attach(st store.Store, notify func(upstream string), log *zap
 		return zapcore.NewSamplerWithOptions(c, time.Second, rejectLogFirst, rejectLogThereafter)
 	}))
 }
-
-// Retention is how long finished events are kept.
-func (p *Pipeline) Retention() time.Duration { return p.retention }
-
-// Upstreams returns the delivery configuration of every upstream.
-func (p *Pipeline) Upstreams() map[string]deliver.Upstream { return p.upstreams }
 
 // retryAfterSeconds is what a provider is told to wait when storage is down.
 const retryAfterSeconds = "5"
@@ -127,10 +118,6 @@ func (p *Pipeline) Serve(w http.ResponseWriter, r *http.Request) bool {
 	}
 	p.serve(w, r, src)
 	return true
-}
-
-func (s *source) hasHandshakes() bool {
-	return len(s.unsignedHandshakes)+len(s.signedHandshakes) > 0
 }
 
 // storeWait bounds how long a request waits for the store to be attached.
@@ -176,11 +163,11 @@ func scheme(r *http.Request) string {
 // requestURL is the URL the provider signed: the configured public URL, or
 // the one the request arrived on.
 func (s *source) requestURL(r *http.Request) string {
-	if s.publicURL != "" {
+	if s.PublicURL != "" {
 		if r.URL.RawQuery == "" {
-			return s.publicURL
+			return s.PublicURL
 		}
-		return s.publicURL + "?" + r.URL.RawQuery
+		return s.PublicURL + "?" + r.URL.RawQuery
 	}
 	u := scheme(r) + "://" + r.Host + r.URL.Path
 	if r.URL.RawQuery != "" {
@@ -196,18 +183,18 @@ func (p *Pipeline) targets(src *source, env *route.Env, otherMode bool) []store.
 	var dests []route.Destination
 	switch {
 	case otherMode:
-		for _, u := range src.otherModeTo {
+		for _, u := range src.OtherModeTo {
 			dests = append(dests, route.Destination{Upstream: u, Route: "other_mode"})
 		}
 	case env != nil:
 		var errs []error
-		dests, errs = src.table.Decide(env)
+		dests, errs = src.Rules.Decide(env)
 		for _, err := range errs {
 			p.counters.ruleErrors.Add(1)
-			p.log.Warn("route expression failed; treated as no match", zap.String("source", src.name), zap.Error(err))
+			p.log.Warn("route expression failed; treated as no match", zap.String("source", src.Name), zap.Error(err))
 		}
 	default:
-		dests, _ = src.table.Decide(&route.Env{})
+		dests, _ = src.Rules.Decide(&route.Env{})
 	}
 	out := make([]store.Target, 0, len(dests))
 	for _, d := range dests {
@@ -219,7 +206,7 @@ func (p *Pipeline) targets(src *source, env *route.Env, otherMode bool) []store.
 				// it goes as received, and the failure is logged and counted.
 				p.counters.ruleErrors.Add(1)
 				p.log.Warn("route shaping failed; delivering the event as received",
-					zap.String("source", src.name), zap.String("route", d.Route), zap.Error(err))
+					zap.String("source", src.Name), zap.String("route", d.Route), zap.Error(err))
 			} else {
 				target.Path, target.SetHeaders, target.RemoveHeaders, target.Body = shaped.Path, shaped.SetHeaders, shaped.RemoveHeaders, shaped.Body
 			}
@@ -267,14 +254,14 @@ func newEnv(src *source, r *http.Request, now time.Time) *route.Env {
 			query[k] = v[0]
 		}
 	}
-	return &route.Env{Headers: headers, Query: query, Path: r.URL.Path, Method: r.Method, Source: src.name, Provider: src.provider, ReceivedAt: now}
+	return &route.Env{Headers: headers, Query: query, Path: r.URL.Path, Method: r.Method, Source: src.Name, Provider: src.Provider, ReceivedAt: now}
 }
 
 // Sources returns the source names by path, for logs and tools.
 func (p *Pipeline) Sources() map[string]string {
 	out := make(map[string]string, len(p.sources))
 	for _, s := range p.sources {
-		out[s.path] = s.name
+		out[s.Path] = s.Name
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package ingest
+package ingest_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/ingest"
 	"github.com/hookgate/hookgate/internal/store"
 	"github.com/hookgate/hookgate/internal/verify"
 )
@@ -64,7 +65,7 @@ sources:
 var testNow = time.Unix(1700000000, 0)
 
 type harness struct {
-	p        *Pipeline
+	p        *ingest.Pipeline
 	store    *store.Bolt
 	notified atomic.Int32
 }
@@ -315,7 +316,7 @@ func TestCompileErrors(t *testing.T) {
 			if err != nil {
 				t.Fatalf("config: %v", err)
 			}
-			_, err = Compile(cfg)
+			_, err = compile(cfg)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v\nwant it to contain %q", err, c.want)
 			}
@@ -371,7 +372,7 @@ func BenchmarkVerify(b *testing.B) {
 // body deadline passes, instead of holding the connection.
 func TestSlowBodyIsCutOff(t *testing.T) {
 	h := newHarness(t)
-	h.p.bodyTimeout = 200 * time.Millisecond
+	h.p.SetBodyTimeout(200 * time.Millisecond)
 	srv := httptest.NewServer(h.p)
 	defer srv.Close()
 	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))

@@ -8,7 +8,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/store"
 	"github.com/hookgate/hookgate/internal/verify"
 )
@@ -25,32 +24,10 @@ func SecretScope(name, path, publicURL string) string {
 	return name + " " + PathKey(path)
 }
 
-// compileLearning sets up a source whose secret a handshake establishes.
-// learn_secret opens the window for it; without one, handshakes are refused.
-func (s *source) compileLearning(cfg *config.Config, src *config.Source) error {
-	preset, _ := verify.Lookup(src.Provider)
-	s.learns = src.Provider != "" && preset.LearnsSecret
-	s.scope = SecretScope(src.Name, src.Path, src.PublicURL)
-	if src.LearnSecretPos == (config.Pos{}) {
-		return nil
-	}
-	u, err := url.Parse(src.PublicURL)
-	switch {
-	case !s.learns:
-		return cfg.Errorf(src.LearnSecretPos, "source %s: learn_secret: this source's scheme does not learn its secret in a handshake (only asana does)", src.Name)
-	case len(src.Secrets) > 0:
-		return cfg.Errorf(src.LearnSecretPos, "source %s: learn_secret and secrets exclude each other: with a configured secret, handshakes are refused", src.Name)
-	case src.PublicURL == "" || err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
-		return cfg.Errorf(src.LearnSecretPos, "source %s: learn_secret needs public_url, the URL given to the provider (https://host/path): the learned secret belongs to it, so two sites sharing a store never share one", src.Name)
-	}
-	s.learnUntil = src.LearnUntil
-	return nil
-}
-
 // learnedSecret reads the source's learned secret from the store for every
 // request, so that a secret learned or revoked on any instance counts at once.
 func (p *Pipeline) learnedSecret(s *source) (string, error) {
-	ls, err := p.store.LearnedSecret(s.scope)
+	ls, err := p.store.LearnedSecret(s.Scope)
 	if err != nil || ls == nil {
 		return "", err
 	}
@@ -71,10 +48,10 @@ const (
 // number of instances establish one secret.
 func (p *Pipeline) learn(r *http.Request, s *source, resp *verify.HandshakeResponse) (*verify.HandshakeResponse, string, error) {
 	now := p.now()
-	if s.learnUntil.IsZero() || !now.Before(s.learnUntil) {
+	if s.LearnUntil.IsZero() || !now.Before(s.LearnUntil) {
 		return forbidden("no secret may be established for this endpoint now"), learnClosed, nil
 	}
-	won, err := p.store.LearnSecret(r.Context(), store.LearnedSecret{Scope: s.scope, Source: s.name, Secret: resp.Learn, LearnedAt: now})
+	won, err := p.store.LearnSecret(r.Context(), store.LearnedSecret{Scope: s.Scope, Source: s.Name, Secret: resp.Learn, LearnedAt: now})
 	if err != nil {
 		return nil, "", err
 	}
@@ -95,20 +72,20 @@ func (p *Pipeline) handshakeAnswered(r *http.Request, s *source, h *verify.Hands
 	if resp.Status < 300 {
 		p.observe(s, "handshake", start)
 		if resp.Learn != "" {
-			p.log.Info("secret established by handshake", zap.String("source", s.name), zap.String("outcome", "handshake"),
-				zap.String("handshake", h.Name), zap.String("scope", s.scope), zap.String("client_ip", p.clientIP(r)))
+			p.log.Info("secret established by handshake", zap.String("source", s.Name), zap.String("outcome", "handshake"),
+				zap.String("handshake", h.Name), zap.String("scope", s.Scope), zap.String("client_ip", p.clientIP(r)))
 			return
 		}
-		p.log.Debug("handshake answered", zap.String("source", s.name), zap.String("handshake", h.Name))
+		p.log.Debug("handshake answered", zap.String("source", s.Name), zap.String("handshake", h.Name))
 		return
 	}
 	if p.observer != nil {
-		p.observer.Observe(s.name, "rejected_handshake", time.Since(start))
+		p.observer.Observe(s.Name, "rejected_handshake", time.Since(start))
 	}
 	if why == "" {
 		why = learnRefused
 	}
-	p.rejectLog.Info("handshake refused", zap.String("source", s.name), zap.String("outcome", "rejected_handshake"),
+	p.rejectLog.Info("handshake refused", zap.String("source", s.Name), zap.String("outcome", "rejected_handshake"),
 		zap.String("handshake", h.Name), zap.String("reason", why), zap.String("client_ip", p.clientIP(r)))
 }
 
@@ -125,8 +102,8 @@ type LearningSource struct {
 func (p *Pipeline) LearningSources() []LearningSource {
 	var out []LearningSource
 	for _, s := range p.sources {
-		if s.learns {
-			out = append(out, LearningSource{Source: s.name, Scope: s.scope, LearnUntil: s.learnUntil})
+		if s.Learns {
+			out = append(out, LearningSource{Source: s.Name, Scope: s.Scope, LearnUntil: s.LearnUntil})
 		}
 	}
 	return out

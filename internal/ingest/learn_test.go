@@ -1,4 +1,4 @@
-package ingest
+package ingest_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/ingest"
 	"github.com/hookgate/hookgate/internal/natstest"
 	"github.com/hookgate/hookgate/internal/store"
 	natsstore "github.com/hookgate/hookgate/internal/store/jetstream"
@@ -69,7 +70,7 @@ func pipelineOn(t testing.TB, routes string, st store.Store, log *zap.Logger) *h
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Compile(cfg)
+	p, err := compile(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +219,7 @@ func TestAsanaHandshakeRaceOnJetStream(t *testing.T) {
 		checkOnlySecretVerifies(t, h, 20, won[0])
 	}
 
-	if found, err := stA.RevokeSecret(context.Background(), SecretScope("asana", "/asana", "https://hooks.example.com/asana")); !found || err != nil {
+	if found, err := stA.RevokeSecret(context.Background(), ingest.SecretScope("asana", "/asana", "https://hooks.example.com/asana")); !found || err != nil {
 		t.Fatalf("revoke: %v %v", found, err)
 	}
 	for _, h := range []*harness{a, b} {
@@ -262,10 +263,10 @@ func TestLearnedSecretsAreScoped(t *testing.T) {
 	}
 
 	// Without a public URL the path tells sources apart.
-	if SecretScope("asana", "/one", "") == SecretScope("asana", "/two", "") || SecretScope("asana", "/Asana/", "") != SecretScope("asana", "/asana", "") {
+	if ingest.SecretScope("asana", "/one", "") == ingest.SecretScope("asana", "/two", "") || ingest.SecretScope("asana", "/Asana/", "") != ingest.SecretScope("asana", "/asana", "") {
 		t.Fatal("scopes by path")
 	}
-	if SecretScope("asana", "/x", "HTTPS://A.example.com/Asana") != SecretScope("asana", "/y", "https://a.example.com/asana/") {
+	if ingest.SecretScope("asana", "/x", "HTTPS://A.example.com/Asana") != ingest.SecretScope("asana", "/y", "https://a.example.com/asana/") {
 		t.Fatal("spellings of one public URL differ")
 	}
 	list, err := st.LearnedSecrets()
@@ -315,7 +316,7 @@ func TestLearnSecretConfigErrors(t *testing.T) {
 		yaml := "upstreams:\n  legacy:\n    url: http://x\nsources:\n  s:\n    path: /h\n    default: [legacy]\n" + src
 		cfg, err := config.Parse("routes.yaml", []byte(yaml), config.Options{})
 		if err == nil {
-			_, err = Compile(cfg)
+			_, err = compile(cfg)
 		}
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q:\n got %v\nwant %q", src, err, want)

@@ -1,4 +1,4 @@
-package ingest
+package ingest_test
 
 import (
 	"fmt"
@@ -10,12 +10,13 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/ingest"
 	"github.com/hookgate/hookgate/internal/store"
 	"github.com/hookgate/hookgate/internal/verify"
 )
 
 func TestMaskedBodies(t *testing.T) {
-	m := newMasker(nil)
+	m := ingest.NewMasker(nil)
 	got := m.Mask(verify.FormatJSON, []byte(`{"id":"evt_1","customer":{"email":"jane@example.com","name":"Jane Roe","note":"call +1 (415) 555-0100 or mail bob@corp.io"},"items":[{"phone":"123"}],"amount":2000}`))
 	for _, secret := range []string{"jane@example.com", "Jane Roe", "555-0100", "bob@corp.io", `"123"`} {
 		if strings.Contains(got, secret) {
@@ -27,14 +28,14 @@ func TestMaskedBodies(t *testing.T) {
 			t.Errorf("%s lost from %s", kept, got)
 		}
 	}
-	custom := newMasker([]string{"Customer"})
+	custom := ingest.NewMasker([]string{"Customer"})
 	if got := custom.Mask(verify.FormatJSON, []byte(`{"customer":{"x":1},"email":"a@b.co"}`)); got != `{"customer":"[masked]","email":"[masked]"}` {
 		t.Errorf("custom fields: %s", got)
 	}
 	if got := m.Mask(verify.FormatForm, []byte("From=%2B14155550100&Body=hi")); strings.Contains(got, "4155550100") {
 		t.Errorf("form: %s", got)
 	}
-	if got := m.Mask(verify.FormatEither, []byte(strings.Repeat("x", 10000))); len(got) > maxLoggedBody+4 {
+	if got := m.Mask(verify.FormatEither, []byte(strings.Repeat("x", 10000))); len(got) > ingest.MaxLoggedBody+4 {
 		t.Errorf("body not truncated: %d", len(got))
 	}
 }
@@ -47,7 +48,7 @@ func TestLogsNeverCarrySecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Compile(cfg)
+	p, err := compile(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -156,7 +156,7 @@ func (p *Pipeline) Unclaimed() []string {
 	var out []string
 	for key, s := range p.sources {
 		if !p.claimed(key) {
-			out = append(out, s.path)
+			out = append(out, s.Path)
 		}
 	}
 	return out

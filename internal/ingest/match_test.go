@@ -1,4 +1,4 @@
-package ingest
+package ingest_test
 
 import (
 	"net/http"
@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/ingest"
 )
 
 func TestPathKey(t *testing.T) {
@@ -34,20 +35,20 @@ func TestPathKey(t *testing.T) {
 		"":                           "/",
 		"/":                          "/",
 	} {
-		if got := PathKey(in); got != want {
-			t.Errorf("PathKey(%q) = %q, want %q", in, got, want)
+		if got := ingest.PathKey(in); got != want {
+			t.Errorf("ingest.PathKey(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
 
 func TestPlainPathsAreTheirOwnKey(t *testing.T) {
 	for _, p := range []string{"/webhooks/github", "/a", "/a-b_c.d/e"} {
-		if !isPlainPath(p) {
+		if !ingest.IsPlainPath(p) {
 			t.Errorf("%q not taken as plain", p)
 		}
 	}
 	for _, p := range []string{"/a/", "/A", "/a//b", "/a/./b", "/a/../b", "/a;b", "/a%2f", `/a\b`, "a", ""} {
-		if isPlainPath(p) {
+		if ingest.IsPlainPath(p) {
 			t.Errorf("%q taken as plain", p)
 		}
 	}
@@ -66,8 +67,8 @@ func TestDefaultClaims(t *testing.T) {
 		{[]string{"/webhooks/github", "/webhook/stripe"}, nil},
 		{nil, nil},
 	} {
-		if got := defaultClaims(c.keys); !slices.Equal(got, c.want) {
-			t.Errorf("defaultClaims(%v) = %v, want %v", c.keys, got, c.want)
+		if got := ingest.DefaultClaims(c.keys); !slices.Equal(got, c.want) {
+			t.Errorf("ingest.DefaultClaims(%v) = %v, want %v", c.keys, got, c.want)
 		}
 	}
 }
@@ -75,12 +76,12 @@ func TestDefaultClaims(t *testing.T) {
 func TestClaims(t *testing.T) {
 	h := newHarness(t)
 	for _, p := range []string{"/webhooks/github", "/WEBHOOKS/github/", "/webhooks//crm", "/webhooks/unknown", "/webhooks", "/webhooks/", "/Webhooks/a/b", "//127.0.0.1/webhooks/github", "//evil/WEBHOOKS/x", `\\host\webhooks\github`} {
-		if !h.p.claimsPath(p) {
+		if !h.p.ClaimsPath(p) {
 			t.Errorf("%s is not claimed", p)
 		}
 	}
 	for _, p := range []string{"/", "/api/orders", "/webhooksx", "/webhooksx/github", "//host/api/orders"} {
-		if h.p.claimsPath(p) {
+		if h.p.ClaimsPath(p) {
 			t.Errorf("%s is claimed", p)
 		}
 	}
@@ -109,7 +110,7 @@ func TestClaimKeyAndExplicitClaims(t *testing.T) {
 	if !slices.Equal(h.p.Claimed(), []string{"/hooks/", "/other/"}) {
 		t.Fatalf("claims %v", h.p.Claimed())
 	}
-	if !h.p.claimsPath("/OTHER") || !h.p.claimsPath("/hooks/x") || h.p.claimsPath("/webhooks/unknown") {
+	if !h.p.ClaimsPath("/OTHER") || !h.p.ClaimsPath("/hooks/x") || h.p.ClaimsPath("/webhooks/unknown") {
 		t.Fatal("explicit claims replace the default one")
 	}
 	if got := h.p.Unclaimed(); len(got) != 3 {
@@ -137,7 +138,7 @@ sources:
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Compile(cfg)
+	_, err = compile(cfg)
 	if err == nil || !strings.Contains(err.Error(), "routes.yaml:10:3: source b: path /Hooks/GitHub/ matches the same requests as source a") {
 		t.Fatalf("got %v", err)
 	}

@@ -33,7 +33,7 @@ func (p *Pipeline) Reroute(ctx context.Context, id store.ID) ([]store.Target, er
 	}
 	var src *source
 	for _, s := range p.sources {
-		if s.name == ev.Source {
+		if s.Name == ev.Source {
 			src = s
 		}
 	}
@@ -42,11 +42,11 @@ func (p *Pipeline) Reroute(ctx context.Context, id store.ID) ([]store.Target, er
 	}
 	env := storedEnv(src, ev)
 	if src.needsBody {
-		if body, err := route.ParseBody(src.format, ev.Body); err == nil {
+		if body, err := route.ParseBody(src.Format, ev.Body); err == nil {
 			env.Body = body
 		}
 	}
-	if src.gate != nil && src.gate.Check(env.Body) != nil {
+	if src.Gate != nil && src.Gate.Check(env.Body) != nil {
 		return nil, fmt.Errorf("event still fails the source's schema")
 	}
 	targets := p.targets(src, env, false)
@@ -76,7 +76,7 @@ func storedEnv(src *source, ev *store.Event) *route.Env {
 			query[k] = v[0]
 		}
 	}
-	return &route.Env{Headers: headers, Query: query, Path: ev.Path, Method: ev.Method, Source: src.name, Provider: src.provider, ReceivedAt: ev.ReceivedAt}
+	return &route.Env{Headers: headers, Query: query, Path: ev.Path, Method: ev.Method, Source: src.Name, Provider: src.Provider, ReceivedAt: ev.ReceivedAt}
 }
 
 // Explanation is what `hookgate route` prints: how each rule fared and
@@ -96,22 +96,22 @@ func (p *Pipeline) Explain(sourceName string, headers, query map[string]string, 
 	var src *source
 	var names []string
 	for _, s := range p.sources {
-		names = append(names, s.name)
-		if s.name == sourceName {
+		names = append(names, s.Name)
+		if s.Name == sourceName {
 			src = s
 		}
 	}
 	if src == nil {
 		return nil, fmt.Errorf("no source %q (sources: %s)", sourceName, strings.Join(names, ", "))
 	}
-	env := &route.Env{Headers: headers, Query: query, Path: src.path, Method: "POST", Source: src.name, Provider: src.provider, ReceivedAt: p.now()}
-	ex := &Explanation{Source: src.name, Provider: src.provider}
-	if parsed, err := route.ParseBody(src.format, body); err == nil {
+	env := &route.Env{Headers: headers, Query: query, Path: src.Path, Method: "POST", Source: src.Name, Provider: src.Provider, ReceivedAt: p.now()}
+	ex := &Explanation{Source: src.Name, Provider: src.Provider}
+	if parsed, err := route.ParseBody(src.Format, body); err == nil {
 		env.Body = parsed
 	} else {
 		ex.BodyErr = err
 	}
-	_, ex.Rules = src.table.Trace(env)
+	_, ex.Rules = src.Rules.Trace(env)
 	ex.Targets = p.targets(src, env, false)
 	return ex, nil
 }

@@ -1,4 +1,4 @@
-package ingest
+package ingest_test
 
 import (
 	"context"
@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookgate/hookgate/internal/assemble"
 	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/ingest"
 	"github.com/hookgate/hookgate/internal/route"
 	"github.com/hookgate/hookgate/internal/store"
 	"github.com/hookgate/hookgate/internal/verify"
@@ -92,7 +94,7 @@ func routingHarnessAt(t testing.TB, yaml, dbPath string) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Compile(cfg)
+	p, err := compile(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +254,7 @@ func TestUnroutedEventsRouteOnceARuleExists(t *testing.T) {
 	if rec.Event.Unrouted || len(rec.Deliveries) != 1 {
 		t.Fatalf("after reroute: %+v", rec)
 	}
-	if _, err := h2.p.Reroute(context.Background(), eid); !errors.Is(err, ErrRouted) {
+	if _, err := h2.p.Reroute(context.Background(), eid); !errors.Is(err, ingest.ErrRouted) {
 		t.Fatalf("second reroute: %v", err)
 	}
 }
@@ -274,7 +276,7 @@ func TestRoutingConfigErrors(t *testing.T) {
 		yaml = strings.Replace(yaml, "    routes:\n", "    routes:\n", 1)
 		cfg, err := config.Parse(filepath.Join(dir, "routes.yaml"), []byte(strings.Replace(yaml, "provider: github\n    secrets: [s-0123456789abcdef]\n    routes:", "provider: github\n    secrets: [s-0123456789abcdef]\n    routes:", 1)), config.Options{})
 		if err == nil {
-			_, err = Compile(cfg)
+			_, err = compile(cfg)
 		}
 		if err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(want, "routes.yaml")) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q:\n got %v\nwant %s", rules, err, want)
@@ -310,9 +312,8 @@ func BenchmarkRouteTwentyRules(b *testing.B) {
 func TestDedupFastPath(t *testing.T) {
 	const yaml = "upstreams:\n  u:\n    url: http://x\nsources:\n  s:\n    path: /s\n    provider: slack\n    secrets: [slack-secret-0123456789]\n    default: [u]\n"
 	h, _ := routingHarness(t, yaml)
-	src := h.p.sources["/s"]
-	if src.dedupPath == nil || src.needsEnv {
-		t.Fatalf("fast path not taken: %v %v", src.dedupPath, src.needsEnv)
+	if dedupPath, needsEnv := h.p.FastPath("/s"); dedupPath == nil || needsEnv {
+		t.Fatalf("fast path not taken: %v %v", dedupPath, needsEnv)
 	}
 	send := func(contentType, body string) (int, string) {
 		hdr := signWith(t, "slack", "slack-secret-0123456789", []byte(body), "")
@@ -340,4 +341,13 @@ func TestDedupFastPath(t *testing.T) {
 	if code, _ := send("application/json", `{"event_id":`); code != 400 {
 		t.Fatalf("broken JSON: %d, want 400", code)
 	}
+}
+
+// compile builds a configuration's pipeline.
+func compile(cfg *config.Config) (*ingest.Pipeline, error) {
+	parts, err := assemble.Config(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return parts.Pipeline, nil
 }

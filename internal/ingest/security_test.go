@@ -1,4 +1,4 @@
-package ingest
+package ingest_test
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ func compileYAML(t *testing.T, yaml string) error {
 	if err != nil {
 		return err
 	}
-	_, err = Compile(cfg)
+	_, err = compile(cfg)
 	return err
 }
 

@@ -167,17 +167,17 @@ func (p *Pipeline) decide(r *http.Request, src *source, body []byte) answer {
 // store learned when the source learns one.
 func (p *Pipeline) verify(r *http.Request, src *source, body []byte, now time.Time) (*verify.Request, *rejection) {
 	vr := &verify.Request{Body: body, Header: r.Header, Method: r.Method, Now: now}
-	if src.signsURL {
+	if src.SignsURL {
 		vr.URL = src.requestURL(r)
 	}
-	if src.learns {
+	if src.Learns {
 		learned, err := p.learnedSecret(src)
 		if err != nil {
 			return nil, storageFailed("reading a learned secret", err)
 		}
 		vr.Learned = learned
 	}
-	if err := src.scheme.Verify(vr); err != nil {
+	if err := src.Scheme.Verify(vr); err != nil {
 		rej := *errForged
 		rej.reason = verify.Reason(err)
 		return nil, &rej
@@ -194,7 +194,7 @@ func (p *Pipeline) event(r *http.Request, src *source, body []byte, now time.Tim
 		return nil, rej
 	}
 	ne := &store.NewEvent{Event: &store.Event{
-		Source:          src.name,
+		Source:          src.Name,
 		ReceivedAt:      now,
 		Method:          r.Method,
 		Path:            r.URL.Path,
@@ -206,9 +206,9 @@ func (p *Pipeline) event(r *http.Request, src *source, body []byte, now time.Tim
 		Header:          r.Header,
 		Body:            body,
 	}}
-	if src.gate != nil {
-		if err := src.gate.Check(env.Body); err != nil {
-			if !src.quarantine {
+	if src.Gate != nil {
+		if err := src.Gate.Check(env.Body); err != nil {
+			if !src.Quarantine {
 				return nil, &rejection{status: http.StatusBadRequest, reason: "schema", message: "body does not match the source's schema", err: err}
 			}
 			ne.Event.Quarantined = firstLine(err.Error())
@@ -247,7 +247,7 @@ func (p *Pipeline) environment(r *http.Request, src *source, body []byte, now ti
 	if !src.needsBody && src.dedupPath == nil {
 		return env, fastKey, nil
 	}
-	parsed, err := route.ParseBody(src.format, body)
+	parsed, err := route.ParseBody(src.Format, body)
 	switch {
 	case err == nil:
 		env.Body = parsed
@@ -264,15 +264,15 @@ func (p *Pipeline) environment(r *http.Request, src *source, body []byte, now ti
 // key where the signature covers no timestamp or id.
 func (p *Pipeline) dedupKeys(src *source, ne *store.NewEvent, env *route.Env, fastKey *string, now time.Time) {
 	var digest string // the body's digest, computed at most once
-	if src.dedup != nil {
+	if src.Dedup != nil {
 		var key string
 		var err error
 		if fastKey != nil {
 			key = *fastKey
 		} else {
-			key, err = src.dedup.Key(env)
+			key, err = src.Dedup.Key(env)
 		}
-		if key == "" && src.digestKey {
+		if key == "" && src.DigestFallback {
 			// The preset's key is missing from this signed body: its digest
 			// still makes the provider's retries of it one event.
 			digest = digestKey(ne.Event.Body)
@@ -280,17 +280,17 @@ func (p *Pipeline) dedupKeys(src *source, ne *store.NewEvent, env *route.Env, fa
 		}
 		if err != nil {
 			p.log.Warn("dedup key expression failed; event stored without dedup",
-				zap.String("source", src.name), zap.Error(err))
+				zap.String("source", src.Name), zap.Error(err))
 		}
 		if key != "" {
-			ne.DedupKey, ne.DedupUntil, ne.Event.DedupKey = key, now.Add(src.dedupWindow), key
+			ne.DedupKey, ne.DedupUntil, ne.Event.DedupKey = key, now.Add(src.DedupWindow), key
 		}
 	}
-	if src.replayDigest {
+	if src.ReplayDigest {
 		if digest == "" {
 			digest = digestKey(ne.Event.Body)
 		}
-		ne.DigestKey, ne.DedupUntil = digest, now.Add(src.dedupWindow)
+		ne.DigestKey, ne.DedupUntil = digest, now.Add(src.DedupWindow)
 	}
 }
 
@@ -298,17 +298,17 @@ func (p *Pipeline) dedupKeys(src *source, ne *store.NewEvent, env *route.Env, fa
 // event of the other mode is refused, or routed to the other-mode
 // upstreams when there are some.
 func (p *Pipeline) mode(src *source, env *route.Env) (otherMode bool, rej *rejection) {
-	if src.live == nil {
+	if src.Live == nil {
 		return false, nil
 	}
-	live, err := src.live.Match(env)
+	live, err := src.Live.Match(env)
 	if err != nil {
-		p.log.Warn("live-mode expression failed", zap.String("source", src.name), zap.Error(err))
+		p.log.Warn("live-mode expression failed", zap.String("source", src.Name), zap.Error(err))
 	}
-	if live == src.wantLive {
+	if live == src.WantLive {
 		return false, nil
 	}
-	if len(src.otherModeTo) == 0 {
+	if len(src.OtherModeTo) == 0 {
 		rej := *errForged
 		rej.reason = "wrong_mode"
 		return false, &rej
@@ -325,7 +325,7 @@ func (p *Pipeline) handshake(r *http.Request, s *source, body []byte, handshakes
 	}
 	hr := &verify.HandshakeRequest{
 		Method: r.Method, Header: r.Header, Query: r.URL.Query(), Body: body,
-		Secrets: s.secrets, VerifyToken: s.verifyToken, KnownSecrets: len(s.secrets),
+		Secrets: s.Secrets, VerifyToken: s.VerifyToken, KnownSecrets: len(s.Secrets),
 	}
 	for _, h := range handshakes {
 		resp, ok := h.Answer(hr)
@@ -334,7 +334,7 @@ func (p *Pipeline) handshake(r *http.Request, s *source, body []byte, handshakes
 		}
 		why := ""
 		if resp.Learn != "" {
-			if !s.learns {
+			if !s.Learns {
 				continue
 			}
 			var err error
@@ -384,14 +384,14 @@ func writeRejection(w http.ResponseWriter, rej *rejection) {
 // failure at ERROR.
 func (p *Pipeline) rejected(r *http.Request, src *source, start time.Time, rej *rejection) {
 	if rej.storage != "" {
-		p.log.Error(rej.storage, zap.String("source", src.name), zap.Error(rej.err))
+		p.log.Error(rej.storage, zap.String("source", src.Name), zap.Error(rej.err))
 		p.observe(src, "unavailable", start)
 		return
 	}
 	if p.observer != nil {
-		p.observer.Observe(src.name, "rejected_"+rej.reason, 0)
+		p.observer.Observe(src.Name, "rejected_"+rej.reason, 0)
 	}
-	fields := []zap.Field{zap.String("source", src.name), zap.String("reason", rej.reason), zap.String("client_ip", p.clientIP(r))}
+	fields := []zap.Field{zap.String("source", src.Name), zap.String("reason", rej.reason), zap.String("client_ip", p.clientIP(r))}
 	if rej.err != nil {
 		fields = append(fields, zap.Error(rej.err))
 	}
@@ -405,7 +405,7 @@ func (p *Pipeline) accepted(w http.ResponseWriter, src *source, start time.Time,
 	w.Header().Set("Hookgate-Event-Id", id)
 	if s.result.Duplicate {
 		w.Header().Set("Hookgate-Duplicate", "true")
-		p.log.Debug("duplicate event", zap.String("source", src.name), zap.String("event_id", id))
+		p.log.Debug("duplicate event", zap.String("source", src.Name), zap.String("event_id", id))
 		src.respond(w, http.StatusOK, id, "duplicate")
 		p.observe(src, "duplicate", start)
 		return
@@ -414,14 +414,14 @@ func (p *Pipeline) accepted(w http.ResponseWriter, src *source, start time.Time,
 		p.notify(t.Upstream)
 	}
 	body := s.event.Event.Body
-	p.log.Info("event received", zap.String("source", src.name), zap.String("event_id", id),
+	p.log.Info("event received", zap.String("source", src.Name), zap.String("event_id", id),
 		zap.Int("deliveries", len(s.event.Targets)), zap.Int("bytes", len(body)))
 	if p.masker != nil {
 		if ce := p.log.Check(zap.DebugLevel, "event body"); ce != nil {
-			ce.Write(zap.String("event_id", id), zap.String("body", p.masker.Mask(src.format, body)))
+			ce.Write(zap.String("event_id", id), zap.String("body", p.masker.Mask(src.Format, body)))
 		}
 	}
-	src.respond(w, src.response.Status, id, "accepted")
+	src.respond(w, src.Response.Status, id, "accepted")
 	p.observe(src, "accepted", start)
 }
 
@@ -431,14 +431,14 @@ func (p *Pipeline) notFound(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *source) respond(w http.ResponseWriter, status int, id, outcome string) {
-	if s.response.Body != "" {
-		ct := s.response.ContentType
+	if s.Response.Body != "" {
+		ct := s.Response.ContentType
 		if ct == "" {
 			ct = "text/plain; charset=utf-8"
 		}
 		w.Header().Set("Content-Type", ct)
 		w.WriteHeader(status)
-		io.WriteString(w, s.response.Body)
+		io.WriteString(w, s.Response.Body)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

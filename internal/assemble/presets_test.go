@@ -1,4 +1,4 @@
-package ingest
+package assemble_test
 
 import (
 	"testing"

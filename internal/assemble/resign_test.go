@@ -1,4 +1,4 @@
-package ingest
+package assemble_test
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookgate/hookgate/internal/assemble"
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/store"
 	"github.com/hookgate/hookgate/internal/verify"
@@ -35,7 +36,7 @@ sources:
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Compile(cfg)
+	parts, err := assemble.Config(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ sources:
 
 	req := httptest.NewRequest("POST", "http://backend/stripe", nil)
 	req.Header = original.Clone()
-	if err := p.Upstreams()["provider-signed"].Sign(req, ev, later); err != nil {
+	if err := parts.Upstreams["provider-signed"].Sign(req, ev, later); err != nil {
 		t.Fatal(err)
 	}
 	if err := stripe.Verify(&verify.Request{Body: body, Header: req.Header, Now: later}); err != nil {
@@ -63,7 +64,7 @@ sources:
 
 	req = httptest.NewRequest("POST", "http://backend/stripe", nil)
 	req.Header = original.Clone()
-	if err := p.Upstreams()["gateway-signed"].Sign(req, ev, later); err != nil {
+	if err := parts.Upstreams["gateway-signed"].Sign(req, ev, later); err != nil {
 		t.Fatal(err)
 	}
 	sw, _ := verify.Lookup("standard-webhooks")
@@ -82,47 +83,7 @@ func TestResigningRefusesUnsignableSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Compile(cfg); err == nil || !strings.Contains(err.Error(), "routes.yaml:4:5: upstream u: sign: source cannot re-sign events of source d") {
+	if _, err := assemble.Config(cfg); err == nil || !strings.Contains(err.Error(), "routes.yaml:4:5: upstream u: sign: source cannot re-sign events of source d") {
 		t.Fatalf("got %v", err)
-	}
-}
-
-func TestBackpressure(t *testing.T) {
-	const routes = "max_pending: 2\nupstreams:\n  u:\n    url: http://x\nsources:\n  gh:\n    path: /gh\n    provider: github\n    secrets: [s-0123456789abcdef]\n    default: [u]\n"
-	h, _ := routingHarness(t, routes)
-	codes := []int{}
-	for i := range 3 {
-		body := []byte(`{"n":` + string(rune('0'+i)) + `}`)
-		hdr := sign(t, "github", "s-0123456789abcdef", body)
-		hdr.Set("X-GitHub-Delivery", string(rune('a'+i)))
-		codes = append(codes, h.send("/gh", hdr, body).Code)
-	}
-	if codes[0] != 200 || codes[1] != 200 || codes[2] != 503 {
-		t.Fatalf("statuses %v, want 200 200 503", codes)
-	}
-	rec := h.send("/gh", nil, nil)
-	if rec.Code != 401 {
-		t.Fatalf("unsigned request under backpressure: %d, want 401 first", rec.Code)
-	}
-}
-
-func TestOrderingKeyAtIngest(t *testing.T) {
-	const routes = "upstreams:\n  u:\n    url: http://x\n    ordering:\n      key: body.data.object.customer\nsources:\n  gh:\n    path: /gh\n    provider: github\n    secrets: [s-0123456789abcdef]\n    default: [u]\n"
-	h, _ := routingHarness(t, routes)
-	st := h.store
-	for i, cus := range []string{"cus_1", "cus_1", "cus_2"} {
-		body := []byte(`{"n":` + string(rune('0'+i)) + `,"data":{"object":{"customer":"` + cus + `"}}}`)
-		hdr := sign(t, "github", "s-0123456789abcdef", body)
-		if rec := h.send("/gh", hdr, body); rec.Code != 200 {
-			t.Fatalf("status %d", rec.Code)
-		}
-	}
-	tasks, _ := st.Due("u", time.Now().Add(time.Hour), 10, nil)
-	var keys []string
-	for _, task := range tasks {
-		keys = append(keys, task.Delivery.OrderKey)
-	}
-	if strings.Join(keys, ",") != "cus_1,cus_2" {
-		t.Fatalf("due with order keys %v, want the heads cus_1 and cus_2 only", keys)
 	}
 }

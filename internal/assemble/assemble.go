@@ -1,0 +1,95 @@
+// Package assemble turns a configuration into the gateway's running parts:
+// the request pipeline with its compiled sources, and the upstreams that
+// delivery runs, re-signers included. Errors name the file and line (or JSON
+// path) they come from; the parts themselves know nothing of positions.
+package assemble
+
+import (
+	"errors"
+	"time"
+
+	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/deliver"
+	"github.com/hookgate/hookgate/internal/ingest"
+	"github.com/hookgate/hookgate/internal/route"
+)
+
+// Parts is a configuration, compiled.
+type Parts struct {
+	Pipeline *ingest.Pipeline
+	// Upstreams is the delivery configuration of every upstream.
+	Upstreams map[string]deliver.Upstream
+	// Retention is how long finished events are kept.
+	Retention time.Duration
+}
+
+// Config compiles everything a configuration needs at request and delivery
+// time: schemes, expressions, schemas and re-signers. It reports every
+// error it finds, each with its position.
+func Config(cfg *config.Config) (*Parts, error) {
+	var errs []error
+	sources := make([]ingest.Source, 0, len(cfg.Sources))
+	byKey := map[string]*config.Source{}
+	for _, src := range cfg.Sources {
+		s, err := compileSource(cfg, src)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		key := ingest.PathKey(src.Path)
+		if other, dup := byKey[key]; dup {
+			errs = append(errs, cfg.Errorf(src.Pos, "source %s: path %s matches the same requests as source %s (%s): paths match without regard to case, trailing slash or duplicate slashes", src.Name, src.Path, other.Name, other.Path))
+			continue
+		}
+		byKey[key] = src
+		sources = append(sources, s)
+	}
+	upstreams, orderKeys, upErrs := compileUpstreams(cfg)
+	errs = append(errs, upErrs...)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	settings := ingest.Settings{
+		Sources:         sources,
+		MaxBody:         cfg.MaxBody,
+		MaxPending:      int64(cfg.MaxPending),
+		MaxInflightBody: cfg.MaxInflightBody,
+		LogBodies:       cfg.Logging.Bodies,
+		MaskFields:      cfg.Logging.MaskFields,
+		OrderKeys:       orderKeys,
+	}
+	if cfg.ClaimSet {
+		settings.Claims = append([]string{}, cfg.Claim...)
+	}
+	pipeline, err := ingest.New(settings)
+	if err != nil {
+		return nil, err
+	}
+	return &Parts{Pipeline: pipeline, Upstreams: upstreams, Retention: cfg.Storage.Retention}, nil
+}
+
+// compileUpstreams builds each upstream's delivery settings, its re-signer
+// and its ordering key.
+func compileUpstreams(cfg *config.Config) (map[string]deliver.Upstream, map[string]*route.Program, []error) {
+	var errs []error
+	upstreams := map[string]deliver.Upstream{}
+	orderKeys := map[string]*route.Program{}
+	for name, up := range cfg.Upstreams {
+		u := up.Upstream
+		sign, err := resigner(cfg, up)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		u.Sign, u.SignID = sign, up.Resign.Scheme
+		upstreams[name] = u
+		if up.OrderingKey != "" {
+			prog, err := route.CompileKey(up.OrderingKey)
+			if err != nil {
+				errs = append(errs, cfg.Errorf(up.OrderingKeyPos, "upstream %s: ordering.key: %v", name, err))
+				continue
+			}
+			orderKeys[name] = prog
+		}
+	}
+	return upstreams, orderKeys, errs
+}

@@ -1,0 +1,59 @@
+package assemble
+
+import (
+	"slices"
+
+	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/deliver"
+	"github.com/hookgate/hookgate/internal/verify"
+)
+
+// resigner builds an upstream's re-signing step, or nil when it has none:
+// standard-webhooks signs as the gateway, source as each event's provider
+// (only presets signed with a shared secret can).
+func resigner(cfg *config.Config, up *config.Upstream) (deliver.SignFunc, error) {
+	switch up.Resign.Scheme {
+	case "":
+		return nil, nil
+	case "standard-webhooks":
+		preset, _ := verify.Lookup("standard-webhooks")
+		signer, err := verify.SignerFor(preset)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := verify.DecodeSecret("whsec", up.Resign.Secret); err != nil {
+			return nil, cfg.Errorf(up.Resign.Pos, "upstream %s: sign.secret: %v", up.Name, err)
+		}
+		return deliver.SignAsGateway(signer, up.Resign.Secret), nil
+	}
+	bySource := map[string]deliver.Resigner{}
+	for _, src := range cfg.Sources {
+		if !routesTo(src, up.Name) {
+			continue
+		}
+		preset, ok := verify.Lookup(src.Provider)
+		var signer verify.Signer
+		var err error
+		if ok {
+			signer, err = verify.SignerFor(preset)
+		}
+		if !ok || err != nil || len(src.Secrets) == 0 || preset.BodyUnsigned || preset.KeyKind != "" {
+			return nil, cfg.Errorf(up.Resign.Pos, "upstream %s: sign: source cannot re-sign events of source %s (only presets signed with a shared secret can)", up.Name, src.Name)
+		}
+		bySource[src.Name] = deliver.Resigner{Signer: signer, Secret: src.Secrets[0], IDHeader: preset.Spec.IDHeader, PublicURL: src.PublicURL}
+	}
+	return deliver.SignAsSource(bySource), nil
+}
+
+// routesTo reports whether any of the source's events can go to upstream.
+func routesTo(src *config.Source, upstream string) bool {
+	if slices.Contains(src.Default, upstream) || slices.Contains(src.OtherModeTo, upstream) {
+		return true
+	}
+	for _, r := range src.Routes {
+		if slices.Contains(r.To, upstream) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,280 @@
+package assemble
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/ingest"
+	"github.com/hookgate/hookgate/internal/route"
+	"github.com/hookgate/hookgate/internal/verify"
+)
+
+// compileSource compiles one source: its scheme (a provider's preset or a
+// custom one), learning, mode, dedup key, gate and routes.
+func compileSource(cfg *config.Config, src *config.Source) (ingest.Source, error) {
+	s := ingest.Source{
+		Name:        src.Name,
+		Path:        src.Path,
+		Provider:    src.Provider,
+		PublicURL:   src.PublicURL,
+		Response:    ingest.Response(src.Response),
+		DedupWindow: src.Dedup.Window,
+		Secrets:     src.Secrets,
+		VerifyToken: src.VerifyToken,
+	}
+	if s.DedupWindow == 0 {
+		s.DedupWindow = cfg.Storage.Retention
+	}
+	var preset verify.Preset
+	var err error
+	if src.Provider != "" {
+		preset, err = presetScheme(cfg, src, &s)
+	} else {
+		err = customScheme(cfg, src, &s)
+	}
+	if err != nil {
+		return s, err
+	}
+	if err := compileLearning(cfg, src, preset, &s); err != nil {
+		return s, err
+	}
+	if err := compileMode(cfg, src, preset, &s); err != nil {
+		return s, err
+	}
+	if err := compileDedup(cfg, src, preset, &s); err != nil {
+		return s, err
+	}
+	if v := src.Validate; v != nil {
+		schema, err := compileSchema(src.Name+"-validate", v.Schema, v.SchemaDoc)
+		if err != nil {
+			return s, cfg.Errorf(v.Pos, "source %s: validate: %v", src.Name, err)
+		}
+		s.Gate, s.Quarantine = schema, v.Quarantine
+	}
+	s.Rules, err = compileRoutes(cfg, src)
+	return s, err
+}
+
+// presetScheme sets up a source that names a provider's preset.
+func presetScheme(cfg *config.Config, src *config.Source, s *ingest.Source) (verify.Preset, error) {
+	preset, ok := verify.Lookup(src.Provider)
+	if !ok {
+		hint := ""
+		if close := verify.Suggest(src.Provider); len(close) > 0 {
+			hint = fmt.Sprintf("; did you mean %s?", strings.Join(close, ", "))
+		}
+		return preset, cfg.Errorf(src.ProviderPos, "source %s: unknown provider %q%s (hookgate providers lists them)", src.Name, src.Provider, hint)
+	}
+	if len(src.Secrets) == 0 && !preset.LearnsSecret {
+		at := src.SecretsPos
+		if at.Line == 0 {
+			at = src.Pos
+		}
+		return preset, cfg.Errorf(at, "source %s: no secret configured (or every placeholder in secrets is empty)", src.Name)
+	}
+	if err := checkSharedKeys(preset, src.Secrets); err != nil {
+		return preset, cfg.Errorf(src.SecretsPos, "source %s: %v", src.Name, err)
+	}
+	scheme, err := preset.Compile(src.Secrets, verify.Options{Tolerance: src.Tolerance})
+	if err != nil {
+		return preset, cfg.Errorf(src.SecretsPos, "source %s: %v", src.Name, err)
+	}
+	s.Scheme, s.Handshakes = scheme, preset.Handshakes
+	if s.Response.Body == "" && preset.Response != "" {
+		s.Response.Body = preset.Response
+	}
+	s.SignsURL = preset.SignsURL()
+	s.Format = preset.Format
+	s.DigestFallback = src.Dedup.Key == ""
+	s.ReplayDigest = preset.Replayable() && !src.Dedup.Disabled && !src.Dedup.NoReplayDigest
+	s.SecretHeaders = append([]string{preset.Spec.Header}, preset.BespokeHeaders...)
+	s.SecretFields = preset.SecretFields
+	return preset, nil
+}
+
+// customScheme sets up a source verified by a scheme its verify block
+// declares.
+func customScheme(cfg *config.Config, src *config.Source, s *ingest.Source) error {
+	spec := *src.Verify
+	if spec.TimestampHeader != "" || spec.TimestampKey != "" {
+		spec.Tolerance = 5 * time.Minute
+	}
+	if src.Tolerance > 0 {
+		spec.Tolerance = src.Tolerance
+	}
+	s.SignsURL = verify.SpecSignsURL(spec)
+	s.Format = spec.Format
+	if s.Format == "" {
+		s.Format = verify.FormatEither
+	}
+	s.ReplayDigest = verify.Preset{Spec: spec}.Replayable() && !src.Dedup.Disabled && !src.Dedup.NoReplayDigest
+	s.SecretHeaders = []string{spec.Header}
+	if err := checkSharedKeys(verify.Preset{Spec: spec}, src.Secrets); err != nil {
+		return cfg.Errorf(src.SecretsPos, "source %s: %v", src.Name, err)
+	}
+	scheme, err := verify.New(spec, src.Secrets)
+	if err != nil {
+		at := src.VerifyPos
+		if secretErr := (*verify.SecretError)(nil); errors.As(err, &secretErr) {
+			at = src.SecretsPos
+		}
+		return cfg.Errorf(at, "source %s: %v", src.Name, err)
+	}
+	s.Scheme = scheme
+	return nil
+}
+
+// checkSharedKeys refuses configured secrets too weak to be keys.
+func checkSharedKeys(p verify.Preset, secrets []string) error {
+	for i, secret := range secrets {
+		if err := verify.CheckSharedKey(p, secret); err != nil {
+			return fmt.Errorf("secret %d %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+// compileLearning sets up a source whose secret a handshake establishes.
+// learn_secret opens the window for it; without one, handshakes are refused.
+func compileLearning(cfg *config.Config, src *config.Source, preset verify.Preset, s *ingest.Source) error {
+	s.Learns = src.Provider != "" && preset.LearnsSecret
+	s.Scope = ingest.SecretScope(src.Name, src.Path, src.PublicURL)
+	if src.LearnSecretPos == (config.Pos{}) {
+		return nil
+	}
+	u, err := url.Parse(src.PublicURL)
+	switch {
+	case !s.Learns:
+		return cfg.Errorf(src.LearnSecretPos, "source %s: learn_secret: this source's scheme does not learn its secret in a handshake (only asana does)", src.Name)
+	case len(src.Secrets) > 0:
+		return cfg.Errorf(src.LearnSecretPos, "source %s: learn_secret and secrets exclude each other: with a configured secret, handshakes are refused", src.Name)
+	case src.PublicURL == "" || err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
+		return cfg.Errorf(src.LearnSecretPos, "source %s: learn_secret needs public_url, the URL given to the provider (https://host/path): the learned secret belongs to it, so two sites sharing a store never share one", src.Name)
+	}
+	s.LearnUntil = src.LearnUntil
+	return nil
+}
+
+// compileMode sets up a source that takes only live or only test events,
+// which needs a preset that marks them inside what it signs.
+func compileMode(cfg *config.Config, src *config.Source, preset verify.Preset, s *ingest.Source) error {
+	if src.Mode == "" {
+		return nil
+	}
+	switch {
+	case src.Provider == "":
+		return cfg.Errorf(src.ModePos, "source %s: mode needs a provider preset that marks test and live events", src.Name)
+	case preset.Live == "":
+		return cfg.Errorf(src.ModePos, "source %s: provider %s does not mark test and live events, so mode cannot be checked", src.Name, preset.Name)
+	case preset.LiveUnsigned:
+		return cfg.Errorf(src.ModePos, "source %s: provider %s marks test and live events outside what it signs (%s), so anyone replaying an event could flip it and mode cannot rely on it: give test and live their own sources and secrets, or route on it with a when: rule", src.Name, preset.Name, preset.Live)
+	}
+	prog, err := route.CompileCondition(preset.Live)
+	if err != nil {
+		return cfg.Errorf(src.ModePos, "source %s: live-mode expression: %v", src.Name, err)
+	}
+	s.Live, s.WantLive, s.OtherModeTo = prog, src.Mode == "live", src.OtherModeTo
+	return nil
+}
+
+// compileDedup compiles the source's dedup key, or its preset's.
+func compileDedup(cfg *config.Config, src *config.Source, preset verify.Preset, s *ingest.Source) error {
+	key, at := src.Dedup.Key, src.Dedup.KeyPos
+	if key == "" && src.Provider != "" {
+		key, at = preset.DedupKey, src.ProviderPos
+	}
+	if key == "" || src.Dedup.Disabled {
+		return nil
+	}
+	prog, err := route.CompileKey(key)
+	if err != nil {
+		return cfg.Errorf(at, "source %s: dedup.key: %v", src.Name, err)
+	}
+	s.Dedup = prog
+	return nil
+}
+
+// compileRoutes compiles the source's rules in order, behind its default.
+func compileRoutes(cfg *config.Config, src *config.Source) (*route.Table, error) {
+	table := &route.Table{Default: src.Default}
+	for _, r := range src.Routes {
+		rule := route.Rule{Name: r.Name, To: r.To, Stop: r.Stop}
+		if rule.Name == "" {
+			rule.Name = fmt.Sprintf("line %d", r.Pos.Line)
+		}
+		if r.When != "" {
+			prog, err := route.CompileCondition(r.When)
+			if err != nil {
+				return nil, cfg.Errorf(r.WhenPos, "route %s: when: %v", rule.Name, err)
+			}
+			rule.When = prog
+		}
+		if r.Schema != "" || r.SchemaDoc != nil {
+			schema, err := compileSchema(fmt.Sprintf("%s-route-%d", src.Name, r.Pos.Line), r.Schema, r.SchemaDoc)
+			if err != nil {
+				return nil, cfg.Errorf(r.SchemaPos, "route %s: %v", rule.Name, err)
+			}
+			rule.Schema = schema
+		}
+		shape, err := compileShape(cfg, r, rule.Name)
+		if err != nil {
+			return nil, err
+		}
+		rule.Shape = shape
+		table.Rules = append(table.Rules, rule)
+	}
+	return table, nil
+}
+
+func compileSchema(name, file string, doc any) (*route.Schema, error) {
+	if doc == nil {
+		return route.CompileSchema(file)
+	}
+	// YAML numbers decode as Go ints; the schema compiler wants JSON values.
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	var normalized any
+	if err := json.Unmarshal(raw, &normalized); err != nil {
+		return nil, err
+	}
+	return route.CompileInlineSchema(name, normalized)
+}
+
+func compileShape(cfg *config.Config, r *config.Route, name string) (*route.Shape, error) {
+	if r.Path == "" && len(r.SetHeaders) == 0 && len(r.RemoveHeaders) == 0 && r.Transform == "" {
+		return nil, nil
+	}
+	shape := &route.Shape{RemoveHeaders: r.RemoveHeaders}
+	if r.Path != "" {
+		t, err := route.CompileTemplate(r.Path)
+		if err != nil {
+			return nil, cfg.Errorf(r.PathPos, "route %s: path: %v", name, err)
+		}
+		shape.Path = t
+	}
+	if len(r.SetHeaders) > 0 {
+		shape.SetHeaders = map[string]*route.Template{}
+		for header, value := range r.SetHeaders {
+			t, err := route.CompileTemplate(value)
+			if err != nil {
+				return nil, cfg.Errorf(r.SetHeadersPos, "route %s: set_headers.%s: %v", name, header, err)
+			}
+			shape.SetHeaders[header] = t
+		}
+	}
+	if r.Transform != "" {
+		prog, err := route.CompileKey(r.Transform)
+		if err != nil {
+			return nil, cfg.Errorf(r.TransformPos, "route %s: transform: %v", name, err)
+		}
+		shape.Transform = prog
+	}
+	return shape, nil
+}

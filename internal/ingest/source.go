@@ -1,0 +1,198 @@
+package ingest
+
+import (
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/hookgate/hookgate/internal/route"
+	"github.com/hookgate/hookgate/internal/verify"
+)
+
+// DefaultBodyTimeout bounds reading a webhook's body: providers give up on an
+// answer within 10 to 30 seconds, so a slower body is not a provider's.
+const DefaultBodyTimeout = 30 * time.Second
+
+// Source is one compiled source: everything the request path needs to
+// verify, deduplicate, check and route its requests.
+type Source struct {
+	// Name, Path, Provider and PublicURL are as configured; Provider is
+	// empty for a custom scheme.
+	Name, Path, Provider, PublicURL string
+	// Scheme verifies the signature; SignsURL says it covers the URL.
+	Scheme   verify.Scheme
+	SignsURL bool
+	// Format is the provider's body format (verify.FormatJSON, …), never
+	// what the request's Content-Type claims.
+	Format string
+	// Secrets and VerifyToken are what handshakes answer with.
+	Secrets     []string
+	VerifyToken string
+	// Handshakes are the provider's endpoint handshakes.
+	Handshakes []*verify.Handshake
+	// Learns marks a scheme whose secret a handshake establishes; the secret
+	// is kept in the store under Scope, and LearnUntil ends the window in
+	// which a handshake may establish it (zero: never).
+	Learns     bool
+	Scope      string
+	LearnUntil time.Time
+	// Dedup computes the dedup key, kept for DedupWindow; nil without one.
+	Dedup       *route.Program
+	DedupWindow time.Duration
+	// DigestFallback makes an empty preset dedup key fall back to the body's
+	// digest.
+	DigestFallback bool
+	// ReplayDigest adds the body's digest as a second dedup key: the
+	// signature covers no timestamp or id, so a capture verifies forever.
+	ReplayDigest bool
+	// Gate is the schema bodies must satisfy, nil without one; Quarantine
+	// parks failing events instead of answering 400.
+	Gate       *route.Schema
+	Quarantine bool
+	// Rules routes the source's events.
+	Rules *route.Table
+	// Live is true for a live-mode event, nil when mode is not checked;
+	// WantLive is the mode taken, and events of the other mode go to
+	// OtherModeTo (refused when it is empty).
+	Live        *route.Program
+	WantLive    bool
+	OtherModeTo []string
+	// Response is what an accepted event is answered with.
+	Response Response
+	// SecretHeaders and SecretFields are what the scheme reads that must
+	// never be shown: signature and token headers, credential body fields.
+	SecretHeaders, SecretFields []string
+}
+
+// Response is a source's answer to an accepted event; an empty Body
+// answers with the event's id as JSON.
+type Response struct {
+	Status      int
+	Body        string
+	ContentType string
+}
+
+// source is a Source with what the request path derives from it.
+type source struct {
+	Source
+	unsignedHandshakes []*verify.Handshake
+	signedHandshakes   []*verify.Handshake
+	needsBody          bool     // something reads the parsed body
+	needsEnv           bool     // something evaluates an expression
+	bodyRequired       bool     // an unparseable body is a 400
+	dedupPath          []string // the dedup key read straight from the body, when that is all it needs
+}
+
+// Settings are a pipeline's compiled sources and limits.
+type Settings struct {
+	Sources []Source
+	// Claims are the claimed path prefixes; nil claims the sources' longest
+	// common parent folder, an empty non-nil slice claims nothing.
+	Claims []string
+	// MaxBody bounds a request body.
+	MaxBody int64
+	// MaxPending bounds the deliveries waiting before ingest answers 503;
+	// 0 sets no bound.
+	MaxPending int64
+	// MaxInflightBody bounds the body bytes held by requests being read
+	// (DefaultInflightBodyBytes when 0).
+	MaxInflightBody int64
+	// LogBodies logs each event's body at DEBUG, with MaskFields and
+	// personal data masked.
+	LogBodies  bool
+	MaskFields []string
+	// OrderKeys compute the ordering key of deliveries to ordered upstreams.
+	OrderKeys map[string]*route.Program
+}
+
+// New returns a pipeline for compiled sources. Two sources whose paths
+// match alike are an error.
+func New(s Settings) (*Pipeline, error) {
+	p := &Pipeline{
+		log:          zap.NewNop(),
+		rejectLog:    zap.NewNop(),
+		clientIP:     peerIP,
+		trustedProxy: untrusted,
+		attached:     make(chan struct{}),
+		now:          time.Now,
+		notify:       func(string) {},
+		sources:      map[string]*source{},
+		maxBody:      s.MaxBody,
+		maxPending:   s.MaxPending,
+		orderKeys:    s.OrderKeys,
+		bodyTimeout:  DefaultBodyTimeout,
+		bodies:       &bodyBudget{limit: s.MaxInflightBody},
+	}
+	if p.bodies.limit == 0 {
+		p.bodies.limit = DefaultInflightBodyBytes
+	}
+	if s.LogBodies {
+		p.masker = newMasker(s.MaskFields)
+	}
+	for _, cs := range s.Sources {
+		key := PathKey(cs.Path)
+		if other, dup := p.sources[key]; dup {
+			return nil, fmt.Errorf("source %s: path %s matches the same requests as source %s (%s)", cs.Name, cs.Path, other.Name, other.Path)
+		}
+		p.sources[key] = p.derive(cs)
+	}
+	if s.Claims != nil {
+		for _, c := range s.Claims {
+			p.claims = append(p.claims, claimKey(c))
+		}
+	} else {
+		keys := make([]string, 0, len(p.sources))
+		for k := range p.sources {
+			keys = append(keys, k)
+		}
+		p.claims = defaultClaims(keys)
+	}
+	return p, nil
+}
+
+// derive works out when the request path parses the body and evaluates
+// expressions: once, and only when something reads them.
+func (p *Pipeline) derive(cs Source) *source {
+	s := &source{Source: cs}
+	for _, h := range cs.Handshakes {
+		if h.Unsigned {
+			s.unsignedHandshakes = append(s.unsignedHandshakes, h)
+		} else {
+			s.signedHandshakes = append(s.signedHandshakes, h)
+		}
+	}
+	// A gate or a dedup key that reads the body makes an unparseable body
+	// a 400.
+	s.bodyRequired = (s.Dedup != nil && s.Dedup.NeedsBody()) || s.Gate != nil || (s.Live != nil && s.Live.NeedsBody())
+	s.needsBody = s.bodyRequired || s.Rules.NeedsBody()
+	s.needsEnv = len(s.Rules.Rules) > 0 || s.Dedup != nil || s.Live != nil
+	for _, key := range p.orderKeys {
+		s.needsEnv = true
+		s.needsBody = s.needsBody || key.NeedsBody()
+	}
+	// A source whose only use of the body is a dedup key like body.id reads
+	// that value straight from the bytes instead of parsing the body.
+	if s.Dedup != nil && len(s.Rules.Rules) == 0 && s.Live == nil && s.Gate == nil && len(p.orderKeys) == 0 {
+		if path, ok := s.Dedup.BodyPath(); ok && s.Format != verify.FormatForm {
+			s.dedupPath, s.needsEnv, s.needsBody, s.bodyRequired = path, false, false, false
+		}
+	}
+	return s
+}
+
+func (s *source) hasHandshakes() bool {
+	return len(s.unsignedHandshakes)+len(s.signedHandshakes) > 0
+}
+
+// MaskedParts names what must be masked when a source's stored request is
+// shown: the headers its scheme reads for signatures and tokens, and body
+// fields that carry credentials.
+func (p *Pipeline) MaskedParts(source string) (headers, bodyFields []string) {
+	for _, s := range p.sources {
+		if s.Name == source {
+			return s.SecretHeaders, s.SecretFields
+		}
+	}
+	return nil, nil
+}
