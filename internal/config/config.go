@@ -327,6 +327,10 @@ func (p *parser) errorf(n *yaml.Node, format string, args ...any) {
 	if n != nil {
 		at = pos(n)
 	}
+	p.errorAt(at, format, args...)
+}
+
+func (p *parser) errorAt(at Pos, format string, args ...any) {
 	p.errs = append(p.errs, p.cfg.Errorf(at, format, args...))
 }
 
@@ -472,6 +476,14 @@ func (p *parser) boolean(n *yaml.Node, what string) bool {
 	return v
 }
 
+// schema reads a JSON Schema given as a file name or written inline.
+func (p *parser) schema(n *yaml.Node, what string) (file string, doc any) {
+	if n.Kind == yaml.MappingNode {
+		return "", p.inlineDoc(n, what)
+	}
+	return p.path(n, what), nil
+}
+
 // inlineDoc decodes a mapping written in YAML as a JSON document.
 func (p *parser) inlineDoc(n *yaml.Node, what string) any {
 	var doc any
@@ -490,13 +502,7 @@ func (p *parser) validate(k, n *yaml.Node, what string) *Validate {
 		return v
 	case yaml.MappingNode:
 		p.fields(n, what, map[string]func(k, v *yaml.Node){
-			"schema": func(_, s *yaml.Node) {
-				if s.Kind == yaml.MappingNode {
-					v.SchemaDoc = p.inlineDoc(s, what+".schema")
-				} else {
-					v.Schema = p.path(s, what+".schema")
-				}
-			},
+			"schema":     func(_, s *yaml.Node) { v.Schema, v.SchemaDoc = p.schema(s, what+".schema") },
 			"quarantine": func(_, q *yaml.Node) { v.Quarantine = p.boolean(q, what+".quarantine") },
 		})
 		if v.Schema == "" && v.SchemaDoc == nil {
@@ -790,7 +796,7 @@ func (p *parser) checkSource(key *yaml.Node, src *Source, what string) {
 		if at.Line == 0 {
 			at = src.Pos
 		}
-		p.errs = append(p.errs, p.cfg.Errorf(at, "%s: no secret configured (or every placeholder in secrets is empty)", what))
+		p.errorAt(at, "%s: no secret configured (or every placeholder in secrets is empty)", what)
 	}
 }
 
@@ -904,12 +910,8 @@ func (p *parser) route(n *yaml.Node, what string) *Route {
 			r.WhenPos = pos(v)
 		},
 		"schema": func(_, v *yaml.Node) {
+			r.Schema, r.SchemaDoc = p.schema(v, what+".schema")
 			r.SchemaPos = pos(v)
-			if v.Kind == yaml.MappingNode {
-				r.SchemaDoc = p.inlineDoc(v, what+".schema")
-				return
-			}
-			r.Schema = p.path(v, what+".schema")
 		},
 		"to": func(_, v *yaml.Node) {
 			r.To = p.strList(v, what+".to")
@@ -923,19 +925,7 @@ func (p *parser) route(n *yaml.Node, what string) *Route {
 			}
 		},
 		"set_headers": func(_, v *yaml.Node) {
-			r.SetHeadersPos = pos(v)
-			r.SetHeaders = map[string]string{}
-			if v.Kind != yaml.MappingNode {
-				p.errorf(v, "%s.set_headers must map header names to values", what)
-				return
-			}
-			for i := 0; i+1 < len(v.Content); i += 2 {
-				name := v.Content[i].Value
-				if lower := strings.ToLower(name); lower == "host" || lower == "content-length" || lower == "transfer-encoding" {
-					p.errorf(v.Content[i], "%s.set_headers: %s cannot be set", what, name)
-				}
-				r.SetHeaders[name] = p.str(v.Content[i+1], what+".set_headers."+name)
-			}
+			r.SetHeaders, r.SetHeadersPos = p.setHeaders(v, what+".set_headers"), pos(v)
 		},
 		"remove_headers": func(_, v *yaml.Node) { r.RemoveHeaders = p.strList(v, what+".remove_headers") },
 		"transform": func(_, v *yaml.Node) {
@@ -954,25 +944,43 @@ func (p *parser) route(n *yaml.Node, what string) *Route {
 	return r
 }
 
+// setHeaders refuses the headers that describe the connection and body,
+// which the transport sets itself.
+func (p *parser) setHeaders(n *yaml.Node, what string) map[string]string {
+	headers := map[string]string{}
+	if n.Kind != yaml.MappingNode {
+		p.errorf(n, "%s must map header names to values", what)
+		return headers
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		name := n.Content[i].Value
+		if lower := strings.ToLower(name); lower == "host" || lower == "content-length" || lower == "transfer-encoding" {
+			p.errorf(n.Content[i], "%s: %s cannot be set", what, name)
+		}
+		headers[name] = p.str(n.Content[i+1], what+"."+name)
+	}
+	return headers
+}
+
 // check validates references across sections.
 func (p *parser) check() {
 	p.checkJetStream()
 	paths := map[string]string{}
 	for _, src := range p.cfg.Sources {
 		if other, dup := paths[src.Path]; dup {
-			p.errs = append(p.errs, p.cfg.Errorf(src.Pos, "source %s: path %s is already used by source %s", src.Name, src.Path, other))
+			p.errorAt(src.Pos, "source %s: path %s is already used by source %s", src.Name, src.Path, other)
 		}
 		paths[src.Path] = src.Name
 		p.checkUpstreams(src.Default, src.DefaultPos, "source "+src.Name+".default")
 		p.checkUpstreams(src.OtherModeTo, src.OtherModeToPos, "source "+src.Name+".other_mode_to")
 		if len(src.OtherModeTo) > 0 && src.Mode == "" {
-			p.errs = append(p.errs, p.cfg.Errorf(src.OtherModeToPos, "source %s: other_mode_to needs mode: live or mode: test", src.Name))
+			p.errorAt(src.OtherModeToPos, "source %s: other_mode_to needs mode: live or mode: test", src.Name)
 		}
 		for _, r := range src.Routes {
 			p.checkUpstreams(r.To, r.ToPos, "route "+r.Name+".to")
 		}
 		if src.Dedup.Window > p.cfg.Storage.Retention {
-			p.errs = append(p.errs, p.cfg.Errorf(src.Pos, "source %s: dedup.window %s is longer than storage.retention %s", src.Name, src.Dedup.Window, p.cfg.Storage.Retention))
+			p.errorAt(src.Pos, "source %s: dedup.window %s is longer than storage.retention %s", src.Name, src.Dedup.Window, p.cfg.Storage.Retention)
 		}
 	}
 }
@@ -1011,15 +1019,15 @@ func (p *parser) checkJetStream() {
 		return
 	}
 	if p.cfg.Storage.Path != "" {
-		p.errs = append(p.errs, p.cfg.Errorf(p.cfg.Storage.JetStreamPos, "storage: path and jetstream exclude each other"))
+		p.errorAt(p.cfg.Storage.JetStreamPos, "storage: path and jetstream exclude each other")
 	}
 	for _, name := range slices.Sorted(maps.Keys(p.cfg.Upstreams)) {
 		up := p.cfg.Upstreams[name]
 		if !streamName.MatchString(name) {
-			p.errs = append(p.errs, p.cfg.Errorf(up.Pos, "upstream %s: with storage.jetstream an upstream name must be letters, digits, - or _", name))
+			p.errorAt(up.Pos, "upstream %s: with storage.jetstream an upstream name must be letters, digits, - or _", name)
 		}
 		if up.OrderingKey != "" {
-			p.errs = append(p.errs, p.cfg.Errorf(up.OrderingKeyPos, "upstream %s: ordering is not available with storage.jetstream (deliveries are shared by every instance)", name))
+			p.errorAt(up.OrderingKeyPos, "upstream %s: ordering is not available with storage.jetstream (deliveries are shared by every instance)", name)
 		}
 	}
 }
@@ -1027,7 +1035,7 @@ func (p *parser) checkJetStream() {
 func (p *parser) checkUpstreams(names []string, at Pos, what string) {
 	for _, name := range names {
 		if _, ok := p.cfg.Upstreams[name]; !ok {
-			p.errs = append(p.errs, p.cfg.Errorf(at, "%s: unknown upstream %q%s", what, name, p.suggest(name)))
+			p.errorAt(at, "%s: unknown upstream %q%s", what, name, p.suggest(name))
 		}
 	}
 }
