@@ -346,8 +346,11 @@ func (p *parser) yamlError(err error) error {
 	return p.cfg.Errorf(Pos{}, "%s", strings.TrimPrefix(msg, "yaml: "))
 }
 
+// handlers read a mapping's values by key.
+type handlers map[string]func(key, val *yaml.Node)
+
 // fields walks a mapping node, refusing unknown and repeated keys.
-func (p *parser) fields(n *yaml.Node, what string, handlers map[string]func(key, val *yaml.Node)) {
+func (p *parser) fields(n *yaml.Node, what string, h handlers) {
 	if n.Kind != yaml.MappingNode {
 		p.errorf(n, "%s must be a mapping", what)
 		return
@@ -360,22 +363,18 @@ func (p *parser) fields(n *yaml.Node, what string, handlers map[string]func(key,
 			continue
 		}
 		seen[key.Value] = true
-		h, ok := handlers[key.Value]
+		read, ok := h[key.Value]
 		if !ok {
-			p.errorf(key, "%s: unknown key %q (known: %s)", what, key.Value, knownKeys(handlers))
+			p.errorf(key, "%s: unknown key %q (known: %s)", what, key.Value, joinKeys(h))
 			continue
 		}
-		h(key, val)
+		read(key, val)
 	}
 }
 
-func knownKeys(handlers map[string]func(key, val *yaml.Node)) string {
-	keys := make([]string, 0, len(handlers))
-	for k := range handlers {
-		keys = append(keys, k)
-	}
-	sortStrings(keys)
-	return strings.Join(keys, ", ")
+// joinKeys lists a map's keys sorted, for messages.
+func joinKeys[M ~map[string]V, V any](m M) string {
+	return strings.Join(slices.Sorted(maps.Keys(m)), ", ")
 }
 
 func (p *parser) str(n *yaml.Node, what string) string {
@@ -501,7 +500,7 @@ func (p *parser) validate(k, n *yaml.Node, what string) *Validate {
 		v.Schema = p.path(n, what)
 		return v
 	case yaml.MappingNode:
-		p.fields(n, what, map[string]func(k, v *yaml.Node){
+		p.fields(n, what, handlers{
 			"schema":     func(_, s *yaml.Node) { v.Schema, v.SchemaDoc = p.schema(s, what+".schema") },
 			"quarantine": func(_, q *yaml.Node) { v.Quarantine = p.boolean(q, what+".quarantine") },
 		})
@@ -529,9 +528,9 @@ func (p *parser) root(n *yaml.Node) {
 	cfg.Storage.Retention = DefaultRetention
 	cfg.Upstreams = map[string]*Upstream{}
 	var sourcesNode *yaml.Node
-	p.fields(n, "routes file", map[string]func(k, v *yaml.Node){
+	p.fields(n, "routes file", handlers{
 		"storage": func(_, v *yaml.Node) {
-			p.fields(v, "storage", map[string]func(k, v *yaml.Node){
+			p.fields(v, "storage", handlers{
 				"path":      func(_, v *yaml.Node) { cfg.Storage.Path = p.path(v, "storage.path") },
 				"retention": func(_, v *yaml.Node) { cfg.Storage.Retention = p.duration(v, "storage.retention") },
 				"jetstream": func(_, v *yaml.Node) { cfg.Storage.JetStream, cfg.Storage.JetStreamPos = p.jetstream(v), pos(v) },
@@ -554,7 +553,7 @@ func (p *parser) root(n *yaml.Node) {
 			cfg.MaxInflightBody = size
 		},
 		"logging": func(_, v *yaml.Node) {
-			p.fields(v, "logging", map[string]func(k, v *yaml.Node){
+			p.fields(v, "logging", handlers{
 				"bodies":      func(_, v *yaml.Node) { cfg.Logging.Bodies = p.boolean(v, "logging.bodies") },
 				"mask_fields": func(_, v *yaml.Node) { cfg.Logging.MaskFields = p.strList(v, "logging.mask_fields") },
 			})
@@ -608,7 +607,7 @@ func (p *parser) upstream(key, n *yaml.Node) *Upstream {
 		Pos: pos(key),
 	}
 	what := "upstream " + up.Name
-	p.fields(n, what, map[string]func(k, v *yaml.Node){
+	p.fields(n, what, handlers{
 		"url":         func(_, v *yaml.Node) { up.URL = p.upstreamURL(v, what+".url") },
 		"timeout":     func(_, v *yaml.Node) { up.Timeout = p.duration(v, what+".timeout") },
 		"concurrency": func(_, v *yaml.Node) { up.Concurrency = p.integer(v, what+".concurrency", 1) },
@@ -652,7 +651,7 @@ func (p *parser) upstreamURL(n *yaml.Node, what string) *url.URL {
 
 // retry sets the keys given over the defaults already in r.
 func (p *parser) retry(n *yaml.Node, r *deliver.RetryPolicy, what string) {
-	p.fields(n, what, map[string]func(k, v *yaml.Node){
+	p.fields(n, what, handlers{
 		"max_attempts":     func(_, v *yaml.Node) { r.MaxAttempts = p.integer(v, what+".max_attempts", 1) },
 		"initial_interval": func(_, v *yaml.Node) { r.InitialInterval = p.duration(v, what+".initial_interval") },
 		"max_interval":     func(_, v *yaml.Node) { r.MaxInterval = p.duration(v, what+".max_interval") },
@@ -684,7 +683,7 @@ func (p *parser) rate(n *yaml.Node, what string) float64 {
 
 func (p *parser) breaker(n *yaml.Node, what string) deliver.BreakerPolicy {
 	b := deliver.BreakerPolicy{FailureRatio: 0.5, Window: time.Minute, MinRequests: 10, Cooldown: 30 * time.Second}
-	p.fields(n, what, map[string]func(k, v *yaml.Node){
+	p.fields(n, what, handlers{
 		"failure_ratio": func(_, v *yaml.Node) {
 			var r float64
 			if v.Decode(&r) != nil || r <= 0 || r > 1 {
@@ -701,7 +700,7 @@ func (p *parser) breaker(n *yaml.Node, what string) deliver.BreakerPolicy {
 
 // ordering returns the ordering key expression and where it is.
 func (p *parser) ordering(n *yaml.Node, what string) (key string, at Pos) {
-	p.fields(n, what, map[string]func(k, v *yaml.Node){
+	p.fields(n, what, handlers{
 		"key": func(_, v *yaml.Node) { key, at = p.str(v, what+".key"), pos(v) },
 	})
 	if key == "" {
@@ -712,7 +711,7 @@ func (p *parser) ordering(n *yaml.Node, what string) (key string, at Pos) {
 
 func (p *parser) sign(k, n *yaml.Node, what string) Sign {
 	s := Sign{Pos: pos(k)}
-	p.fields(n, what, map[string]func(k, v *yaml.Node){
+	p.fields(n, what, handlers{
 		"scheme": func(_, v *yaml.Node) {
 			s.Scheme = p.str(v, what+".scheme")
 			if s.Scheme != "standard-webhooks" && s.Scheme != "source" {
@@ -751,7 +750,7 @@ func (p *parser) sources(n *yaml.Node) {
 func (p *parser) source(key, n *yaml.Node) *Source {
 	src := &Source{Name: key.Value, Pos: pos(key), Response: Response{Status: DefaultResponseStatus}}
 	what := "source " + src.Name
-	p.fields(n, what, map[string]func(k, v *yaml.Node){
+	p.fields(n, what, handlers{
 		"path":     func(_, v *yaml.Node) { src.Path = p.str(v, what+".path") },
 		"provider": func(_, v *yaml.Node) { src.Provider, src.ProviderPos = p.str(v, what+".provider"), pos(v) },
 		"secrets":  func(k, v *yaml.Node) { src.Secrets, src.SecretsPos = p.secrets(v, what+".secrets"), pos(k) },
@@ -812,7 +811,7 @@ func (p *parser) secrets(n *yaml.Node, what string) []string {
 }
 
 func (p *parser) learnSecret(n *yaml.Node, what string) (until time.Time) {
-	p.fields(n, what, map[string]func(k, v *yaml.Node){
+	p.fields(n, what, handlers{
 		"until": func(_, v *yaml.Node) { until = p.timestamp(v, what+".until") },
 	})
 	if n.Kind == yaml.MappingNode && field(n, "until") == nil {
@@ -836,7 +835,7 @@ func (p *parser) dedup(n *yaml.Node, what string) Dedup {
 		d.Disabled = true
 		return d
 	}
-	p.fields(n, what, map[string]func(k, v *yaml.Node){
+	p.fields(n, what, handlers{
 		"key":           func(_, v *yaml.Node) { d.Key, d.KeyPos = p.str(v, what+".key"), pos(v) },
 		"window":        func(_, v *yaml.Node) { d.Window = p.duration(v, what+".window") },
 		"replay_digest": func(_, v *yaml.Node) { d.NoReplayDigest = !p.boolean(v, what+".replay_digest") },
@@ -854,7 +853,7 @@ func (p *parser) routes(n *yaml.Node, what string) []*Route {
 
 // response sets the keys given over the defaults already in r.
 func (p *parser) response(n *yaml.Node, r *Response, what string) {
-	p.fields(n, what, map[string]func(k, v *yaml.Node){
+	p.fields(n, what, handlers{
 		"status": func(_, v *yaml.Node) {
 			r.Status = p.integer(v, what+".status", 200)
 			if r.Status > 299 {
@@ -882,7 +881,7 @@ func (p *parser) verify(n *yaml.Node, what string) *verify.Spec {
 	set := func(dst *string, name string) func(_, v *yaml.Node) {
 		return func(_, node *yaml.Node) { *dst = p.str(node, what+"."+name) }
 	}
-	p.fields(n, what, map[string]func(k, v *yaml.Node){
+	p.fields(n, what, handlers{
 		"algorithm":        set(&v.Algorithm, "algorithm"),
 		"header":           set(&v.Header, "header"),
 		"prefix":           set(&v.Prefix, "prefix"),
@@ -903,7 +902,7 @@ func (p *parser) verify(n *yaml.Node, what string) *verify.Spec {
 
 func (p *parser) route(n *yaml.Node, what string) *Route {
 	r := &Route{Pos: pos(n)}
-	p.fields(n, what, map[string]func(k, v *yaml.Node){
+	p.fields(n, what, handlers{
 		"name": func(_, v *yaml.Node) { r.Name = p.str(v, what+".name") },
 		"when": func(_, v *yaml.Node) {
 			r.When = p.str(v, what+".when")
@@ -990,7 +989,7 @@ var streamName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
 func (p *parser) jetstream(n *yaml.Node) *JetStream {
 	js := &JetStream{Stream: DefaultJetStreamStream, Replicas: 1}
-	p.fields(n, "storage.jetstream", map[string]func(k, v *yaml.Node){
+	p.fields(n, "storage.jetstream", handlers{
 		"url":         func(_, v *yaml.Node) { js.URL = p.expanded(v, "storage.jetstream.url") },
 		"credentials": func(_, v *yaml.Node) { js.Credentials = p.path(v, "storage.jetstream.credentials") },
 		"replicas": func(_, v *yaml.Node) {
@@ -1035,19 +1034,14 @@ func (p *parser) checkJetStream() {
 func (p *parser) checkUpstreams(names []string, at Pos, what string) {
 	for _, name := range names {
 		if _, ok := p.cfg.Upstreams[name]; !ok {
-			p.errorAt(at, "%s: unknown upstream %q%s", what, name, p.suggest(name))
+			p.errorAt(at, "%s: unknown upstream %q%s", what, name, p.suggest())
 		}
 	}
 }
 
-func (p *parser) suggest(name string) string {
-	names := make([]string, 0, len(p.cfg.Upstreams))
-	for n := range p.cfg.Upstreams {
-		names = append(names, n)
-	}
-	if len(names) == 0 {
+func (p *parser) suggest() string {
+	if len(p.cfg.Upstreams) == 0 {
 		return " (no upstreams are defined)"
 	}
-	sortStrings(names)
-	return " (defined: " + strings.Join(names, ", ") + ")"
+	return " (defined: " + joinKeys(p.cfg.Upstreams) + ")"
 }
