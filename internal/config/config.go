@@ -296,7 +296,7 @@ func parse(name, dir string, data []byte, opts Options, isJSON bool) (*Config, e
 	p := &parser{cfg: &Config{File: name}, expand: opts.Expand, dir: dir}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, p.yamlError(err)
+		return nil, p.cfg.yamlError(err)
 	}
 	if len(doc.Content) == 0 {
 		return nil, p.cfg.Errorf(Pos{}, "file is empty")
@@ -334,16 +334,19 @@ func (p *parser) errorAt(at Pos, format string, args ...any) {
 	p.errs = append(p.errs, p.cfg.Errorf(at, format, args...))
 }
 
-func (p *parser) yamlError(err error) error {
-	// yaml.v3 reports "yaml: line N: reason"; keep its line in our format.
+// yamlError restates a yaml.v3 syntax error as file:line. yaml.v3 has no
+// typed syntax error: it returns fmt errors "yaml: line N: reason" (its
+// *TypeError, also text only, cannot arise when decoding into a yaml.Node),
+// so the line is read from the text, here and nowhere else.
+func (c *Config) yamlError(err error) error {
 	msg := err.Error()
 	var line int
 	if _, scanErr := fmt.Sscanf(msg, "yaml: line %d:", &line); scanErr == nil {
 		_, reason, _ := strings.Cut(msg, ": line ")
 		_, reason, _ = strings.Cut(reason, ": ")
-		return p.cfg.Errorf(Pos{Line: line, Col: 1}, "%s", reason)
+		return c.Errorf(Pos{Line: line, Col: 1}, "%s", reason)
 	}
-	return p.cfg.Errorf(Pos{}, "%s", strings.TrimPrefix(msg, "yaml: "))
+	return c.Errorf(Pos{}, "%s", strings.TrimPrefix(msg, "yaml: "))
 }
 
 // handlers read a mapping's values by key.
