@@ -296,7 +296,7 @@ func parse(name, dir string, data []byte, opts Options, isJSON bool) (*Config, e
 	p := &parser{cfg: &Config{File: name}, expand: opts.Expand, dir: dir}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, p.yamlError(err)
+		return nil, p.cfg.yamlError(err)
 	}
 	if len(doc.Content) == 0 {
 		return nil, p.cfg.Errorf(Pos{}, "file is empty")
@@ -327,23 +327,33 @@ func (p *parser) errorf(n *yaml.Node, format string, args ...any) {
 	if n != nil {
 		at = pos(n)
 	}
+	p.errorAt(at, format, args...)
+}
+
+func (p *parser) errorAt(at Pos, format string, args ...any) {
 	p.errs = append(p.errs, p.cfg.Errorf(at, format, args...))
 }
 
-func (p *parser) yamlError(err error) error {
-	// yaml.v3 reports "yaml: line N: reason"; keep its line in our format.
+// yamlError restates a yaml.v3 syntax error as file:line. yaml.v3 has no
+// typed syntax error: it returns fmt errors "yaml: line N: reason" (its
+// *TypeError, also text only, cannot arise when decoding into a yaml.Node),
+// so the line is read from the text, here and nowhere else.
+func (c *Config) yamlError(err error) error {
 	msg := err.Error()
 	var line int
 	if _, scanErr := fmt.Sscanf(msg, "yaml: line %d:", &line); scanErr == nil {
 		_, reason, _ := strings.Cut(msg, ": line ")
 		_, reason, _ = strings.Cut(reason, ": ")
-		return p.cfg.Errorf(Pos{Line: line, Col: 1}, "%s", reason)
+		return c.Errorf(Pos{Line: line, Col: 1}, "%s", reason)
 	}
-	return p.cfg.Errorf(Pos{}, "%s", strings.TrimPrefix(msg, "yaml: "))
+	return c.Errorf(Pos{}, "%s", strings.TrimPrefix(msg, "yaml: "))
 }
 
+// handlers read a mapping's values by key.
+type handlers map[string]func(key, val *yaml.Node)
+
 // fields walks a mapping node, refusing unknown and repeated keys.
-func (p *parser) fields(n *yaml.Node, what string, handlers map[string]func(key, val *yaml.Node)) {
+func (p *parser) fields(n *yaml.Node, what string, h handlers) {
 	if n.Kind != yaml.MappingNode {
 		p.errorf(n, "%s must be a mapping", what)
 		return
@@ -356,22 +366,18 @@ func (p *parser) fields(n *yaml.Node, what string, handlers map[string]func(key,
 			continue
 		}
 		seen[key.Value] = true
-		h, ok := handlers[key.Value]
+		read, ok := h[key.Value]
 		if !ok {
-			p.errorf(key, "%s: unknown key %q (known: %s)", what, key.Value, knownKeys(handlers))
+			p.errorf(key, "%s: unknown key %q (known: %s)", what, key.Value, joinKeys(h))
 			continue
 		}
-		h(key, val)
+		read(key, val)
 	}
 }
 
-func knownKeys(handlers map[string]func(key, val *yaml.Node)) string {
-	keys := make([]string, 0, len(handlers))
-	for k := range handlers {
-		keys = append(keys, k)
-	}
-	sortStrings(keys)
-	return strings.Join(keys, ", ")
+// joinKeys lists a map's keys sorted, for messages.
+func joinKeys[M ~map[string]V, V any](m M) string {
+	return strings.Join(slices.Sorted(maps.Keys(m)), ", ")
 }
 
 func (p *parser) str(n *yaml.Node, what string) string {
@@ -472,6 +478,14 @@ func (p *parser) boolean(n *yaml.Node, what string) bool {
 	return v
 }
 
+// schema reads a JSON Schema given as a file name or written inline.
+func (p *parser) schema(n *yaml.Node, what string) (file string, doc any) {
+	if n.Kind == yaml.MappingNode {
+		return "", p.inlineDoc(n, what)
+	}
+	return p.path(n, what), nil
+}
+
 // inlineDoc decodes a mapping written in YAML as a JSON document.
 func (p *parser) inlineDoc(n *yaml.Node, what string) any {
 	var doc any
@@ -489,14 +503,8 @@ func (p *parser) validate(k, n *yaml.Node, what string) *Validate {
 		v.Schema = p.path(n, what)
 		return v
 	case yaml.MappingNode:
-		p.fields(n, what, map[string]func(k, v *yaml.Node){
-			"schema": func(_, s *yaml.Node) {
-				if s.Kind == yaml.MappingNode {
-					v.SchemaDoc = p.inlineDoc(s, what+".schema")
-				} else {
-					v.Schema = p.path(s, what+".schema")
-				}
-			},
+		p.fields(n, what, handlers{
+			"schema":     func(_, s *yaml.Node) { v.Schema, v.SchemaDoc = p.schema(s, what+".schema") },
 			"quarantine": func(_, q *yaml.Node) { v.Quarantine = p.boolean(q, what+".quarantine") },
 		})
 		if v.Schema == "" && v.SchemaDoc == nil {
@@ -523,9 +531,9 @@ func (p *parser) root(n *yaml.Node) {
 	cfg.Storage.Retention = DefaultRetention
 	cfg.Upstreams = map[string]*Upstream{}
 	var sourcesNode *yaml.Node
-	p.fields(n, "routes file", map[string]func(k, v *yaml.Node){
+	p.fields(n, "routes file", handlers{
 		"storage": func(_, v *yaml.Node) {
-			p.fields(v, "storage", map[string]func(k, v *yaml.Node){
+			p.fields(v, "storage", handlers{
 				"path":      func(_, v *yaml.Node) { cfg.Storage.Path = p.path(v, "storage.path") },
 				"retention": func(_, v *yaml.Node) { cfg.Storage.Retention = p.duration(v, "storage.retention") },
 				"jetstream": func(_, v *yaml.Node) { cfg.Storage.JetStream, cfg.Storage.JetStreamPos = p.jetstream(v), pos(v) },
@@ -548,7 +556,7 @@ func (p *parser) root(n *yaml.Node) {
 			cfg.MaxInflightBody = size
 		},
 		"logging": func(_, v *yaml.Node) {
-			p.fields(v, "logging", map[string]func(k, v *yaml.Node){
+			p.fields(v, "logging", handlers{
 				"bodies":      func(_, v *yaml.Node) { cfg.Logging.Bodies = p.boolean(v, "logging.bodies") },
 				"mask_fields": func(_, v *yaml.Node) { cfg.Logging.MaskFields = p.strList(v, "logging.mask_fields") },
 			})
@@ -578,132 +586,147 @@ func (p *parser) upstreams(n *yaml.Node) {
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key, val := n.Content[i], n.Content[i+1]
-		name := key.Value
-		if _, dup := p.cfg.Upstreams[name]; dup {
-			p.errorf(key, "upstream %q is defined twice", name)
+		if _, dup := p.cfg.Upstreams[key.Value]; dup {
+			p.errorf(key, "upstream %q is defined twice", key.Value)
 			continue
 		}
-		up := &Upstream{
-			Upstream: deliver.Upstream{
-				Name:        name,
-				Timeout:     DefaultTimeout,
-				Concurrency: DefaultConcurrency,
-				Retry: deliver.RetryPolicy{
-					MaxAttempts:     DefaultMaxAttempts,
-					InitialInterval: DefaultInitialInterval,
-					MaxInterval:     DefaultMaxInterval,
-					RetryOn:         deliver.DefaultRetryOn,
-				},
-			},
-			Pos: pos(key),
-		}
-		what := "upstream " + name
-		p.fields(val, what, map[string]func(k, v *yaml.Node){
-			"url": func(_, v *yaml.Node) {
-				raw := p.expanded(v, what+".url")
-				u, err := url.Parse(raw)
-				switch {
-				case err != nil:
-					p.errorf(v, "%s.url: %v", what, err)
-				case u.Scheme != "http" && u.Scheme != "https":
-					p.errorf(v, "%s.url: scheme must be http or https, got %q", what, raw)
-				case u.Host == "":
-					p.errorf(v, "%s.url: no host in %q", what, raw)
-				default:
-					up.URL = u
-				}
-			},
-			"timeout":     func(_, v *yaml.Node) { up.Timeout = p.duration(v, what+".timeout") },
-			"concurrency": func(_, v *yaml.Node) { up.Concurrency = p.integer(v, what+".concurrency", 1) },
-			"retry": func(_, v *yaml.Node) {
-				p.fields(v, what+".retry", map[string]func(k, v *yaml.Node){
-					"max_attempts":     func(_, v *yaml.Node) { up.Retry.MaxAttempts = p.integer(v, what+".retry.max_attempts", 1) },
-					"initial_interval": func(_, v *yaml.Node) { up.Retry.InitialInterval = p.duration(v, what+".retry.initial_interval") },
-					"max_interval":     func(_, v *yaml.Node) { up.Retry.MaxInterval = p.duration(v, what+".retry.max_interval") },
-					"max_age":          func(_, v *yaml.Node) { up.Retry.MaxAge = p.duration(v, what+".retry.max_age") },
-					"retry_on": func(_, v *yaml.Node) {
-						items := p.strList(v, what+".retry.retry_on")
-						for i, item := range items {
-							if _, err := deliver.ParseRetryOn([]string{item}); err != nil {
-								p.errorf(itemNode(v, i), "%s.%v", what+".retry", err)
-							}
-						}
-						up.Retry.RetryOn, _ = deliver.ParseRetryOn(items)
-					},
-				})
-			},
-			"rate": func(_, v *yaml.Node) {
-				rate, err := ParseRate(p.str(v, what+".rate"))
-				if err != nil {
-					p.errorf(v, "%s.rate: %v", what, err)
-				}
-				up.Rate = rate
-			},
-			"burst": func(_, v *yaml.Node) { up.Burst = p.integer(v, what+".burst", 1) },
-			"breaker": func(_, v *yaml.Node) {
-				up.Breaker = deliver.BreakerPolicy{FailureRatio: 0.5, Window: time.Minute, MinRequests: 10, Cooldown: 30 * time.Second}
-				p.fields(v, what+".breaker", map[string]func(k, v *yaml.Node){
-					"failure_ratio": func(_, v *yaml.Node) {
-						var r float64
-						if v.Decode(&r) != nil || r <= 0 || r > 1 {
-							p.errorf(v, "%s.breaker.failure_ratio must be a number in (0, 1]", what)
-						}
-						up.Breaker.FailureRatio = r
-					},
-					"window":       func(_, v *yaml.Node) { up.Breaker.Window = p.duration(v, what+".breaker.window") },
-					"min_requests": func(_, v *yaml.Node) { up.Breaker.MinRequests = p.integer(v, what+".breaker.min_requests", 1) },
-					"cooldown":     func(_, v *yaml.Node) { up.Breaker.Cooldown = p.duration(v, what+".breaker.cooldown") },
-				})
-			},
-			"ordering": func(_, v *yaml.Node) {
-				p.fields(v, what+".ordering", map[string]func(k, v *yaml.Node){
-					"key": func(_, v *yaml.Node) {
-						up.OrderingKey, up.OrderingKeyPos = p.str(v, what+".ordering.key"), pos(v)
-					},
-				})
-				if up.OrderingKey == "" {
-					p.errorf(v, "%s.ordering: key is required (an expression, e.g. body.data.object.id)", what)
-				}
-			},
-			"sign": func(k, v *yaml.Node) {
-				up.Resign.Pos = pos(k)
-				p.fields(v, what+".sign", map[string]func(k, v *yaml.Node){
-					"scheme": func(_, v *yaml.Node) {
-						up.Resign.Scheme = p.str(v, what+".sign.scheme")
-						if up.Resign.Scheme != "standard-webhooks" && up.Resign.Scheme != "source" {
-							p.errorf(v, "%s.sign.scheme must be standard-webhooks or source, got %q", what, up.Resign.Scheme)
-						}
-					},
-					"secret": func(_, v *yaml.Node) { up.Resign.Secret = p.expanded(v, what+".sign.secret") },
-				})
-				if up.Resign.Scheme == "standard-webhooks" && up.Resign.Secret == "" {
-					p.errorf(k, "%s.sign: the standard-webhooks scheme needs a secret (whsec_…)", what)
-				}
-			},
-		})
-		if up.URL == nil && !p.hasKey(val, "url") {
-			p.errorf(key, "%s: url is required", what)
-		}
-		if up.Retry.MaxInterval < up.Retry.InitialInterval {
-			p.errorf(key, "%s.retry: max_interval (%s) is shorter than initial_interval (%s)", what, up.Retry.MaxInterval, up.Retry.InitialInterval)
-		}
-		if up.Timeout == 0 {
-			up.Timeout = DefaultTimeout
-		}
-		p.cfg.Upstreams[name] = up
+		p.cfg.Upstreams[key.Value] = p.upstream(key, val)
 	}
 }
 
-func (p *parser) hasKey(n *yaml.Node, key string) bool {
-	if n.Kind != yaml.MappingNode {
-		return false
+func (p *parser) upstream(key, n *yaml.Node) *Upstream {
+	up := &Upstream{
+		Upstream: deliver.Upstream{
+			Name:        key.Value,
+			Timeout:     DefaultTimeout,
+			Concurrency: DefaultConcurrency,
+			Retry: deliver.RetryPolicy{
+				MaxAttempts:     DefaultMaxAttempts,
+				InitialInterval: DefaultInitialInterval,
+				MaxInterval:     DefaultMaxInterval,
+				RetryOn:         deliver.DefaultRetryOn,
+			},
+		},
+		Pos: pos(key),
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return true
+	what := "upstream " + up.Name
+	p.fields(n, what, handlers{
+		"url":         func(_, v *yaml.Node) { up.URL = p.upstreamURL(v, what+".url") },
+		"timeout":     func(_, v *yaml.Node) { up.Timeout = p.duration(v, what+".timeout") },
+		"concurrency": func(_, v *yaml.Node) { up.Concurrency = p.integer(v, what+".concurrency", 1) },
+		"retry":       func(_, v *yaml.Node) { p.retry(v, &up.Retry, what+".retry") },
+		"rate":        func(_, v *yaml.Node) { up.Rate = p.rate(v, what+".rate") },
+		"burst":       func(_, v *yaml.Node) { up.Burst = p.integer(v, what+".burst", 1) },
+		"breaker":     func(_, v *yaml.Node) { up.Breaker = p.breaker(v, what+".breaker") },
+		"ordering": func(_, v *yaml.Node) {
+			up.OrderingKey, up.OrderingKeyPos = p.ordering(v, what+".ordering")
+		},
+		"sign": func(k, v *yaml.Node) { up.Resign = p.sign(k, v, what+".sign") },
+	})
+	if up.URL == nil && field(n, "url") == nil {
+		p.errorf(key, "%s: url is required", what)
+	}
+	if up.Retry.MaxInterval < up.Retry.InitialInterval {
+		p.errorf(key, "%s.retry: max_interval (%s) is shorter than initial_interval (%s)", what, up.Retry.MaxInterval, up.Retry.InitialInterval)
+	}
+	if up.Timeout == 0 {
+		up.Timeout = DefaultTimeout
+	}
+	return up
+}
+
+// upstreamURL is nil for a URL that is not absolute http(s).
+func (p *parser) upstreamURL(n *yaml.Node, what string) *url.URL {
+	raw := p.expanded(n, what)
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		p.errorf(n, "%s: %v", what, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		p.errorf(n, "%s: scheme must be http or https, got %q", what, raw)
+	case u.Host == "":
+		p.errorf(n, "%s: no host in %q", what, raw)
+	default:
+		return u
+	}
+	return nil
+}
+
+// retry sets the keys given over the defaults already in r.
+func (p *parser) retry(n *yaml.Node, r *deliver.RetryPolicy, what string) {
+	p.fields(n, what, handlers{
+		"max_attempts":     func(_, v *yaml.Node) { r.MaxAttempts = p.integer(v, what+".max_attempts", 1) },
+		"initial_interval": func(_, v *yaml.Node) { r.InitialInterval = p.duration(v, what+".initial_interval") },
+		"max_interval":     func(_, v *yaml.Node) { r.MaxInterval = p.duration(v, what+".max_interval") },
+		"max_age":          func(_, v *yaml.Node) { r.MaxAge = p.duration(v, what+".max_age") },
+		"retry_on":         func(_, v *yaml.Node) { r.RetryOn = p.retryOn(v, what) },
+	})
+}
+
+// retryOn parses the items one by one first, so that an error points at
+// the item it is about.
+func (p *parser) retryOn(n *yaml.Node, what string) deliver.RetryOn {
+	items := p.strList(n, what+".retry_on")
+	for i, item := range items {
+		if _, err := deliver.ParseRetryOn([]string{item}); err != nil {
+			p.errorf(itemNode(n, i), "%s.%v", what, err)
 		}
 	}
-	return false
+	on, _ := deliver.ParseRetryOn(items)
+	return on
+}
+
+func (p *parser) rate(n *yaml.Node, what string) float64 {
+	rate, err := ParseRate(p.str(n, what))
+	if err != nil {
+		p.errorf(n, "%s: %v", what, err)
+	}
+	return rate
+}
+
+func (p *parser) breaker(n *yaml.Node, what string) deliver.BreakerPolicy {
+	b := deliver.BreakerPolicy{FailureRatio: 0.5, Window: time.Minute, MinRequests: 10, Cooldown: 30 * time.Second}
+	p.fields(n, what, handlers{
+		"failure_ratio": func(_, v *yaml.Node) {
+			var r float64
+			if v.Decode(&r) != nil || r <= 0 || r > 1 {
+				p.errorf(v, "%s.failure_ratio must be a number in (0, 1]", what)
+			}
+			b.FailureRatio = r
+		},
+		"window":       func(_, v *yaml.Node) { b.Window = p.duration(v, what+".window") },
+		"min_requests": func(_, v *yaml.Node) { b.MinRequests = p.integer(v, what+".min_requests", 1) },
+		"cooldown":     func(_, v *yaml.Node) { b.Cooldown = p.duration(v, what+".cooldown") },
+	})
+	return b
+}
+
+// ordering returns the ordering key expression and where it is.
+func (p *parser) ordering(n *yaml.Node, what string) (key string, at Pos) {
+	p.fields(n, what, handlers{
+		"key": func(_, v *yaml.Node) { key, at = p.str(v, what+".key"), pos(v) },
+	})
+	if key == "" {
+		p.errorf(n, "%s: key is required (an expression, e.g. body.data.object.id)", what)
+	}
+	return key, at
+}
+
+func (p *parser) sign(k, n *yaml.Node, what string) Sign {
+	s := Sign{Pos: pos(k)}
+	p.fields(n, what, handlers{
+		"scheme": func(_, v *yaml.Node) {
+			s.Scheme = p.str(v, what+".scheme")
+			if s.Scheme != "standard-webhooks" && s.Scheme != "source" {
+				p.errorf(v, "%s.scheme must be standard-webhooks or source, got %q", what, s.Scheme)
+			}
+		},
+		"secret": func(_, v *yaml.Node) { s.Secret = p.expanded(v, what+".secret") },
+	})
+	if s.Scheme == "standard-webhooks" && s.Secret == "" {
+		p.errorf(k, "%s: the standard-webhooks scheme needs a secret (whsec_…)", what)
+	}
+	return s
 }
 
 func (p *parser) sources(n *yaml.Node) {
@@ -730,82 +753,33 @@ func (p *parser) sources(n *yaml.Node) {
 func (p *parser) source(key, n *yaml.Node) *Source {
 	src := &Source{Name: key.Value, Pos: pos(key), Response: Response{Status: DefaultResponseStatus}}
 	what := "source " + src.Name
-	p.fields(n, what, map[string]func(k, v *yaml.Node){
-		"path": func(_, v *yaml.Node) { src.Path = p.str(v, what+".path") },
-		"provider": func(k, v *yaml.Node) {
-			src.Provider = p.str(v, what+".provider")
-			src.ProviderPos = pos(v)
-		},
-		"secrets": func(k, v *yaml.Node) {
-			src.SecretsPos = pos(k)
-			for _, item := range p.listNodes(v, what+".secrets") {
-				// An unset variable in a rotation slot is not an error.
-				if s := p.expanded(item, what+".secrets"); s != "" {
-					src.Secrets = append(src.Secrets, s)
-				}
-			}
-		},
+	p.fields(n, what, handlers{
+		"path":     func(_, v *yaml.Node) { src.Path = p.str(v, what+".path") },
+		"provider": func(_, v *yaml.Node) { src.Provider, src.ProviderPos = p.str(v, what+".provider"), pos(v) },
+		"secrets":  func(k, v *yaml.Node) { src.Secrets, src.SecretsPos = p.secrets(v, what+".secrets"), pos(k) },
 		"learn_secret": func(k, v *yaml.Node) {
-			src.LearnSecretPos = pos(k)
-			p.fields(v, what+".learn_secret", map[string]func(k, v *yaml.Node){
-				"until": func(_, v *yaml.Node) { src.LearnUntil = p.timestamp(v, what+".learn_secret.until") },
-			})
-			if v.Kind == yaml.MappingNode && !p.hasKey(v, "until") {
-				p.errorf(v, "%s.learn_secret: until is required (an RFC 3339 time such as 2030-01-02T15:04:05Z)", what)
-			}
+			src.LearnUntil, src.LearnSecretPos = p.learnSecret(v, what+".learn_secret"), pos(k)
 		},
 		"tolerance":    func(_, v *yaml.Node) { src.Tolerance = p.duration(v, what+".tolerance") },
 		"verify_token": func(_, v *yaml.Node) { src.VerifyToken = p.expanded(v, what+".verify_token") },
-		"mode": func(_, v *yaml.Node) {
-			src.Mode, src.ModePos = p.str(v, what+".mode"), pos(v)
-			if src.Mode != "live" && src.Mode != "test" {
-				p.errorf(v, "%s.mode must be live or test, got %q", what, src.Mode)
-			}
-		},
-		"validate": func(k, v *yaml.Node) { src.Validate = p.validate(k, v, what+".validate") },
+		"mode":         func(_, v *yaml.Node) { src.Mode, src.ModePos = p.mode(v, what+".mode"), pos(v) },
+		"validate":     func(k, v *yaml.Node) { src.Validate = p.validate(k, v, what+".validate") },
 		"other_mode_to": func(_, v *yaml.Node) {
 			src.OtherModeTo, src.OtherModeToPos = p.strList(v, what+".other_mode_to"), pos(v)
 		},
 		"public_url": func(_, v *yaml.Node) { src.PublicURL = p.expanded(v, what+".public_url") },
 		"verify":     func(k, v *yaml.Node) { src.Verify, src.VerifyPos = p.verify(v, what+".verify"), pos(k) },
-		"dedup": func(_, v *yaml.Node) {
-			if v.Kind == yaml.ScalarNode && (v.Value == "off" || v.Value == "false") {
-				src.Dedup.Disabled = true
-				return
-			}
-			p.fields(v, what+".dedup", map[string]func(k, v *yaml.Node){
-				"key": func(_, v *yaml.Node) {
-					src.Dedup.Key = p.str(v, what+".dedup.key")
-					src.Dedup.KeyPos = pos(v)
-				},
-				"window": func(_, v *yaml.Node) { src.Dedup.Window = p.duration(v, what+".dedup.window") },
-				"replay_digest": func(_, v *yaml.Node) {
-					src.Dedup.NoReplayDigest = !p.boolean(v, what+".dedup.replay_digest")
-				},
-			})
-		},
-		"default": func(k, v *yaml.Node) {
-			src.Default = p.strList(v, what+".default")
-			src.DefaultPos = pos(v)
-		},
-		"routes": func(_, v *yaml.Node) {
-			for i, item := range p.listNodes(v, what+".routes") {
-				src.Routes = append(src.Routes, p.route(item, fmt.Sprintf("%s.routes[%d]", what, i)))
-			}
-		},
-		"response": func(_, v *yaml.Node) {
-			p.fields(v, what+".response", map[string]func(k, v *yaml.Node){
-				"status": func(_, v *yaml.Node) {
-					src.Response.Status = p.integer(v, what+".response.status", 200)
-					if src.Response.Status > 299 {
-						p.errorf(v, "%s.response.status must be a 2xx status", what)
-					}
-				},
-				"body":         func(_, v *yaml.Node) { src.Response.Body = p.str(v, what+".response.body") },
-				"content_type": func(_, v *yaml.Node) { src.Response.ContentType = p.str(v, what+".response.content_type") },
-			})
-		},
+		"dedup":      func(_, v *yaml.Node) { src.Dedup = p.dedup(v, what+".dedup") },
+		"default":    func(_, v *yaml.Node) { src.Default, src.DefaultPos = p.strList(v, what+".default"), pos(v) },
+		"routes":     func(_, v *yaml.Node) { src.Routes = p.routes(v, what+".routes") },
+		"response":   func(_, v *yaml.Node) { p.response(v, &src.Response, what+".response") },
 	})
+	p.checkSource(key, src, what)
+	return src
+}
+
+// checkSource reports what a source lacks once all its keys are read.
+func (p *parser) checkSource(key *yaml.Node, src *Source, what string) {
 	switch {
 	case src.Path == "":
 		p.errorf(key, "%s: path is required", what)
@@ -824,9 +798,74 @@ func (p *parser) source(key, n *yaml.Node) *Source {
 		if at.Line == 0 {
 			at = src.Pos
 		}
-		p.errs = append(p.errs, p.cfg.Errorf(at, "%s: no secret configured (or every placeholder in secrets is empty)", what))
+		p.errorAt(at, "%s: no secret configured (or every placeholder in secrets is empty)", what)
 	}
-	return src
+}
+
+func (p *parser) secrets(n *yaml.Node, what string) []string {
+	var out []string
+	for _, item := range p.listNodes(n, what) {
+		// An unset variable in a rotation slot is not an error.
+		if s := p.expanded(item, what); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (p *parser) learnSecret(n *yaml.Node, what string) (until time.Time) {
+	p.fields(n, what, handlers{
+		"until": func(_, v *yaml.Node) { until = p.timestamp(v, what+".until") },
+	})
+	if n.Kind == yaml.MappingNode && field(n, "until") == nil {
+		p.errorf(n, "%s: until is required (an RFC 3339 time such as 2030-01-02T15:04:05Z)", what)
+	}
+	return until
+}
+
+func (p *parser) mode(n *yaml.Node, what string) string {
+	mode := p.str(n, what)
+	if mode != "live" && mode != "test" {
+		p.errorf(n, "%s must be live or test, got %q", what, mode)
+	}
+	return mode
+}
+
+// dedup reads a dedup block, or off (or false) to turn deduplication off.
+func (p *parser) dedup(n *yaml.Node, what string) Dedup {
+	var d Dedup
+	if n.Kind == yaml.ScalarNode && (n.Value == "off" || n.Value == "false") {
+		d.Disabled = true
+		return d
+	}
+	p.fields(n, what, handlers{
+		"key":           func(_, v *yaml.Node) { d.Key, d.KeyPos = p.str(v, what+".key"), pos(v) },
+		"window":        func(_, v *yaml.Node) { d.Window = p.duration(v, what+".window") },
+		"replay_digest": func(_, v *yaml.Node) { d.NoReplayDigest = !p.boolean(v, what+".replay_digest") },
+	})
+	return d
+}
+
+func (p *parser) routes(n *yaml.Node, what string) []*Route {
+	var out []*Route
+	for i, item := range p.listNodes(n, what) {
+		out = append(out, p.route(item, fmt.Sprintf("%s[%d]", what, i)))
+	}
+	return out
+}
+
+// response sets the keys given over the defaults already in r.
+func (p *parser) response(n *yaml.Node, r *Response, what string) {
+	p.fields(n, what, handlers{
+		"status": func(_, v *yaml.Node) {
+			r.Status = p.integer(v, what+".status", 200)
+			if r.Status > 299 {
+				p.errorf(v, "%s.status must be a 2xx status", what)
+			}
+		},
+		"body":         func(_, v *yaml.Node) { r.Body = p.str(v, what+".body") },
+		"content_type": func(_, v *yaml.Node) { r.ContentType = p.str(v, what+".content_type") },
+	})
 }
 
 func (p *parser) listNodes(n *yaml.Node, what string) []*yaml.Node {
@@ -845,7 +884,7 @@ func (p *parser) verify(n *yaml.Node, what string) *verify.Spec {
 	set := func(dst *string, name string) func(_, v *yaml.Node) {
 		return func(_, node *yaml.Node) { *dst = p.str(node, what+"."+name) }
 	}
-	p.fields(n, what, map[string]func(k, v *yaml.Node){
+	p.fields(n, what, handlers{
 		"algorithm":        set(&v.Algorithm, "algorithm"),
 		"header":           set(&v.Header, "header"),
 		"prefix":           set(&v.Prefix, "prefix"),
@@ -866,19 +905,15 @@ func (p *parser) verify(n *yaml.Node, what string) *verify.Spec {
 
 func (p *parser) route(n *yaml.Node, what string) *Route {
 	r := &Route{Pos: pos(n)}
-	p.fields(n, what, map[string]func(k, v *yaml.Node){
+	p.fields(n, what, handlers{
 		"name": func(_, v *yaml.Node) { r.Name = p.str(v, what+".name") },
 		"when": func(_, v *yaml.Node) {
 			r.When = p.str(v, what+".when")
 			r.WhenPos = pos(v)
 		},
 		"schema": func(_, v *yaml.Node) {
+			r.Schema, r.SchemaDoc = p.schema(v, what+".schema")
 			r.SchemaPos = pos(v)
-			if v.Kind == yaml.MappingNode {
-				r.SchemaDoc = p.inlineDoc(v, what+".schema")
-				return
-			}
-			r.Schema = p.path(v, what+".schema")
 		},
 		"to": func(_, v *yaml.Node) {
 			r.To = p.strList(v, what+".to")
@@ -892,19 +927,7 @@ func (p *parser) route(n *yaml.Node, what string) *Route {
 			}
 		},
 		"set_headers": func(_, v *yaml.Node) {
-			r.SetHeadersPos = pos(v)
-			r.SetHeaders = map[string]string{}
-			if v.Kind != yaml.MappingNode {
-				p.errorf(v, "%s.set_headers must map header names to values", what)
-				return
-			}
-			for i := 0; i+1 < len(v.Content); i += 2 {
-				name := v.Content[i].Value
-				if lower := strings.ToLower(name); lower == "host" || lower == "content-length" || lower == "transfer-encoding" {
-					p.errorf(v.Content[i], "%s.set_headers: %s cannot be set", what, name)
-				}
-				r.SetHeaders[name] = p.str(v.Content[i+1], what+".set_headers."+name)
-			}
+			r.SetHeaders, r.SetHeadersPos = p.setHeaders(v, what+".set_headers"), pos(v)
 		},
 		"remove_headers": func(_, v *yaml.Node) { r.RemoveHeaders = p.strList(v, what+".remove_headers") },
 		"transform": func(_, v *yaml.Node) {
@@ -923,25 +946,43 @@ func (p *parser) route(n *yaml.Node, what string) *Route {
 	return r
 }
 
+// setHeaders refuses the headers that describe the connection and body,
+// which the transport sets itself.
+func (p *parser) setHeaders(n *yaml.Node, what string) map[string]string {
+	headers := map[string]string{}
+	if n.Kind != yaml.MappingNode {
+		p.errorf(n, "%s must map header names to values", what)
+		return headers
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		name := n.Content[i].Value
+		if lower := strings.ToLower(name); lower == "host" || lower == "content-length" || lower == "transfer-encoding" {
+			p.errorf(n.Content[i], "%s: %s cannot be set", what, name)
+		}
+		headers[name] = p.str(n.Content[i+1], what+"."+name)
+	}
+	return headers
+}
+
 // check validates references across sections.
 func (p *parser) check() {
 	p.checkJetStream()
 	paths := map[string]string{}
 	for _, src := range p.cfg.Sources {
 		if other, dup := paths[src.Path]; dup {
-			p.errs = append(p.errs, p.cfg.Errorf(src.Pos, "source %s: path %s is already used by source %s", src.Name, src.Path, other))
+			p.errorAt(src.Pos, "source %s: path %s is already used by source %s", src.Name, src.Path, other)
 		}
 		paths[src.Path] = src.Name
 		p.checkUpstreams(src.Default, src.DefaultPos, "source "+src.Name+".default")
 		p.checkUpstreams(src.OtherModeTo, src.OtherModeToPos, "source "+src.Name+".other_mode_to")
 		if len(src.OtherModeTo) > 0 && src.Mode == "" {
-			p.errs = append(p.errs, p.cfg.Errorf(src.OtherModeToPos, "source %s: other_mode_to needs mode: live or mode: test", src.Name))
+			p.errorAt(src.OtherModeToPos, "source %s: other_mode_to needs mode: live or mode: test", src.Name)
 		}
 		for _, r := range src.Routes {
 			p.checkUpstreams(r.To, r.ToPos, "route "+r.Name+".to")
 		}
 		if src.Dedup.Window > p.cfg.Storage.Retention {
-			p.errs = append(p.errs, p.cfg.Errorf(src.Pos, "source %s: dedup.window %s is longer than storage.retention %s", src.Name, src.Dedup.Window, p.cfg.Storage.Retention))
+			p.errorAt(src.Pos, "source %s: dedup.window %s is longer than storage.retention %s", src.Name, src.Dedup.Window, p.cfg.Storage.Retention)
 		}
 	}
 }
@@ -951,7 +992,7 @@ var streamName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
 func (p *parser) jetstream(n *yaml.Node) *JetStream {
 	js := &JetStream{Stream: DefaultJetStreamStream, Replicas: 1}
-	p.fields(n, "storage.jetstream", map[string]func(k, v *yaml.Node){
+	p.fields(n, "storage.jetstream", handlers{
 		"url":         func(_, v *yaml.Node) { js.URL = p.expanded(v, "storage.jetstream.url") },
 		"credentials": func(_, v *yaml.Node) { js.Credentials = p.path(v, "storage.jetstream.credentials") },
 		"replicas": func(_, v *yaml.Node) {
@@ -980,15 +1021,15 @@ func (p *parser) checkJetStream() {
 		return
 	}
 	if p.cfg.Storage.Path != "" {
-		p.errs = append(p.errs, p.cfg.Errorf(p.cfg.Storage.JetStreamPos, "storage: path and jetstream exclude each other"))
+		p.errorAt(p.cfg.Storage.JetStreamPos, "storage: path and jetstream exclude each other")
 	}
 	for _, name := range slices.Sorted(maps.Keys(p.cfg.Upstreams)) {
 		up := p.cfg.Upstreams[name]
 		if !streamName.MatchString(name) {
-			p.errs = append(p.errs, p.cfg.Errorf(up.Pos, "upstream %s: with storage.jetstream an upstream name must be letters, digits, - or _", name))
+			p.errorAt(up.Pos, "upstream %s: with storage.jetstream an upstream name must be letters, digits, - or _", name)
 		}
 		if up.OrderingKey != "" {
-			p.errs = append(p.errs, p.cfg.Errorf(up.OrderingKeyPos, "upstream %s: ordering is not available with storage.jetstream (deliveries are shared by every instance)", name))
+			p.errorAt(up.OrderingKeyPos, "upstream %s: ordering is not available with storage.jetstream (deliveries are shared by every instance)", name)
 		}
 	}
 }
@@ -996,19 +1037,14 @@ func (p *parser) checkJetStream() {
 func (p *parser) checkUpstreams(names []string, at Pos, what string) {
 	for _, name := range names {
 		if _, ok := p.cfg.Upstreams[name]; !ok {
-			p.errs = append(p.errs, p.cfg.Errorf(at, "%s: unknown upstream %q%s", what, name, p.suggest(name)))
+			p.errorAt(at, "%s: unknown upstream %q%s", what, name, p.suggest())
 		}
 	}
 }
 
-func (p *parser) suggest(name string) string {
-	names := make([]string, 0, len(p.cfg.Upstreams))
-	for n := range p.cfg.Upstreams {
-		names = append(names, n)
-	}
-	if len(names) == 0 {
+func (p *parser) suggest() string {
+	if len(p.cfg.Upstreams) == 0 {
 		return " (no upstreams are defined)"
 	}
-	sortStrings(names)
-	return " (defined: " + strings.Join(names, ", ") + ")"
+	return " (defined: " + joinKeys(p.cfg.Upstreams) + ")"
 }

@@ -137,6 +137,7 @@ func TestParseErrors(t *testing.T) {
 		{"window over retention", "storage:\n  retention: 1h\n" + source("    dedup:\n      window: 2h\n"), "dedup.window 2h0m0s is longer than storage.retention 1h0m0s"},
 		{"zero concurrency", "upstreams:\n  legacy:\n    url: http://x\n    concurrency: 0\n" + strings.TrimPrefix(source(""), base), "routes.yaml:4:18: upstream legacy.concurrency must be at least 1"},
 		{"yaml syntax", "sources: [\n", "routes.yaml:1:1: did not find expected node content"},
+		{"yaml syntax without a line", "\tx: 1\n", "routes.yaml: found character that cannot start any token"},
 		{"no sources", base, "no sources defined"},
 		{"non-2xx response", source("    response:\n      status: 500\n"), "response.status must be a 2xx status"},
 		{"jetstream without url", "storage:\n  jetstream:\n    stream: H\n" + source(""), "routes.yaml:3:5: storage.jetstream: url is required"},

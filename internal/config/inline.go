@@ -22,8 +22,7 @@ func Inline(path string, data []byte) ([]byte, error) {
 	in := &inliner{file: path, dir: filepath.Dir(path)}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		p := &parser{cfg: &Config{File: path}}
-		return nil, p.yamlError(err)
+		return nil, (&Config{File: path}).yamlError(err)
 	}
 	if len(doc.Content) == 0 {
 		return nil, (&Config{File: path}).Errorf(Pos{}, "file is empty")

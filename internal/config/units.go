@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,8 +51,6 @@ func ParseSize(s string) (int64, error) {
 	}
 	return n * factor, nil
 }
-
-func sortStrings(s []string) { slices.Sort(s) }
 
 // ParseRate reads "50/s", "600/m", "3600/h" or a bare number per second.
 func ParseRate(s string) (float64, error) {
