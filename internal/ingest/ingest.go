@@ -6,6 +6,7 @@ package ingest
 import (
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -241,20 +242,21 @@ func (p *Pipeline) Counts() Counters {
 	return Counters{RuleErrors: p.counters.ruleErrors.Load(), Unparseable: p.counters.unparseable.Load()}
 }
 
-func newEnv(src *source, r *http.Request, now time.Time) *route.Env {
-	headers := make(map[string]string, len(r.Header))
-	for k, v := range r.Header {
+// newEnv is what expressions see of a request, live or stored: headers in
+// lower case and the query, first value of each.
+func newEnv(src *source, method, path, rawQuery string, header http.Header, at time.Time) *route.Env {
+	headers := make(map[string]string, len(header))
+	for k, v := range header {
 		if len(v) > 0 {
 			headers[strings.ToLower(k)] = v[0]
 		}
 	}
-	query := map[string]string{}
-	for k, v := range r.URL.Query() {
-		if len(v) > 0 {
-			query[k] = v[0]
-		}
+	values, _ := url.ParseQuery(rawQuery) // as r.URL.Query: what parses counts
+	query := make(map[string]string, len(values))
+	for k, v := range values {
+		query[k] = v[0]
 	}
-	return &route.Env{Headers: headers, Query: query, Path: r.URL.Path, Method: r.Method, Source: src.Name, Provider: src.Provider, ReceivedAt: now}
+	return &route.Env{Headers: headers, Query: query, Path: path, Method: method, Source: src.Name, Provider: src.Provider, ReceivedAt: at}
 }
 
 // Sources returns the source names by path, for logs and tools.

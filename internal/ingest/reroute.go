@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/hookgate/hookgate/internal/route"
@@ -40,7 +39,7 @@ func (p *Pipeline) Reroute(ctx context.Context, id store.ID) ([]store.Target, er
 	if src == nil {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownSource, ev.Source)
 	}
-	env := storedEnv(src, ev)
+	env := newEnv(src, ev.Method, ev.Path, ev.RawQuery, ev.Header, ev.ReceivedAt)
 	if src.needsBody {
 		if body, err := route.ParseBody(src.Format, ev.Body); err == nil {
 			env.Body = body
@@ -60,23 +59,6 @@ func (p *Pipeline) Reroute(ctx context.Context, id store.ID) ([]store.Target, er
 		p.notify(t.Upstream)
 	}
 	return targets, nil
-}
-
-// storedEnv rebuilds the expression environment of a stored event.
-func storedEnv(src *source, ev *store.Event) *route.Env {
-	headers := make(map[string]string, len(ev.Header))
-	for k, v := range ev.Header {
-		if len(v) > 0 {
-			headers[strings.ToLower(k)] = v[0]
-		}
-	}
-	query := map[string]string{}
-	if values, err := url.ParseQuery(ev.RawQuery); err == nil {
-		for k, v := range values {
-			query[k] = v[0]
-		}
-	}
-	return &route.Env{Headers: headers, Query: query, Path: ev.Path, Method: ev.Method, Source: src.Name, Provider: src.Provider, ReceivedAt: ev.ReceivedAt}
 }
 
 // Explanation is what `hookgate route` prints: how each rule fared and

@@ -243,7 +243,7 @@ func (p *Pipeline) environment(r *http.Request, src *source, body []byte, now ti
 	if !src.needsEnv && (src.dedupPath == nil || fastKey != nil) {
 		return nil, fastKey, nil
 	}
-	env := newEnv(src, r, now)
+	env := newEnv(src, r.Method, r.URL.Path, r.URL.RawQuery, r.Header, now)
 	if !src.needsBody && src.dedupPath == nil {
 		return env, fastKey, nil
 	}
