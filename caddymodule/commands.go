@@ -26,6 +26,7 @@ import (
 	"github.com/hookgate/hookgate/internal/verify"
 )
 
+// The hookgate subcommands, one definition each.
 func init() {
 	registerSubcommand(caddycmd.Command{
 		Name:  "validate-routes",
@@ -38,20 +39,7 @@ Exits non-zero when there is one.`,
 		CobraFunc: func(cmd *cobra.Command) {
 			cmd.Args = cobra.MaximumNArgs(1)
 			addRoutesFlag(cmd)
-			cmd.RunE = func(cmd *cobra.Command, args []string) error {
-				routes, err := routesArg(cmd, args)
-				if err != nil {
-					return err
-				}
-				code, err := validateRoutes(routes)
-				if err != nil {
-					fmt.Fprintln(os.Stderr, err)
-				}
-				if code != 0 {
-					os.Exit(code)
-				}
-				return nil
-			}
+			cmd.RunE = runValidateRoutes
 		},
 	})
 	registerSubcommand(caddycmd.Command{
@@ -69,13 +57,7 @@ transformed body). Signatures are not checked.`,
 			cmd.Flags().String("body", "", "file with the event body ('-' for stdin)")
 			cmd.Flags().StringArray("header", nil, "request header 'Name: value' (repeatable)")
 			cmd.Flags().StringArray("query", nil, "query parameter name=value (repeatable)")
-			cmd.RunE = func(cmd *cobra.Command, args []string) error {
-				routes, err := routesArg(cmd, args)
-				if err != nil {
-					return err
-				}
-				return explainRoute(cmd, routes)
-			}
+			cmd.RunE = runExplainRoute
 		},
 	})
 	registerSubcommand(caddycmd.Command{
@@ -154,6 +136,29 @@ Exits non-zero unless the gateway answers 2xx.`,
 			cmd.RunE = caddycmd.WrapCommandFuncForCobra(cmdSend)
 		},
 	})
+}
+
+func runValidateRoutes(cmd *cobra.Command, args []string) error {
+	routes, err := routesArg(cmd, args)
+	if err != nil {
+		return err
+	}
+	code, err := validateRoutes(routes)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	if code != 0 {
+		os.Exit(code)
+	}
+	return nil
+}
+
+func runExplainRoute(cmd *cobra.Command, args []string) error {
+	routes, err := routesArg(cmd, args)
+	if err != nil {
+		return err
+	}
+	return explainRoute(cmd, routes)
 }
 
 // addRoutesFlag adds --routes, the one flag that names a routes file in
