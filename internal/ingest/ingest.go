@@ -212,7 +212,8 @@ func (p *Pipeline) serve(w http.ResponseWriter, r *http.Request, src *source) {
 		}
 		vr.Learned = learned
 	}
-	if err := src.scheme.Verify(&vr); err != nil {
+	verified, err := src.scheme.Verify(&vr)
+	if err != nil {
 		plain(w, http.StatusUnauthorized, "unauthorized")
 		p.reject(r, src, verify.Reason(err), nil)
 		return
@@ -316,8 +317,8 @@ func (p *Pipeline) serve(w http.ResponseWriter, r *http.Request, src *source) {
 			otherMode = true
 		}
 	}
-	if vr.SingleUseToken != "" {
-		ne.ReplayKey, ne.ReplayUntil = vr.SingleUseToken, now.Add(vr.SingleUseWindow)
+	if verified.SingleUseToken != "" {
+		ne.ReplayKey, ne.ReplayUntil = verified.SingleUseToken, now.Add(verified.SingleUseWindow)
 	}
 	if ne.Event.Quarantined == "" {
 		ne.Targets = p.targets(src, env, otherMode)

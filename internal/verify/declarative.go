@@ -446,8 +446,10 @@ type parsed struct {
 	timestamp  string
 }
 
-// Verify implements Scheme.
-func (d *Declarative) Verify(r *Request) error {
+// Verify implements Scheme; the signature is the whole verdict.
+func (d *Declarative) Verify(r *Request) (Result, error) { return Result{}, d.check(r) }
+
+func (d *Declarative) check(r *Request) error {
 	values := r.Header.Values(d.spec.Header)
 	if len(values) == 0 || (len(values) == 1 && strings.TrimSpace(values[0]) == "") {
 		return ErrMissingSignature
