@@ -55,13 +55,12 @@ func resigner(cfg *config.Config, up *config.Upstream) (func(*http.Request, *sto
 			continue
 		}
 		preset, ok := verify.Lookup(src.Provider)
-		var signer verify.Signer
-		var err error
-		if ok {
-			signer, err = verify.SignerFor(preset)
-		}
-		if !ok || err != nil || len(src.Secrets) == 0 || preset.BodyUnsigned || preset.KeyKind != "" {
+		if !ok || !preset.Resignable() || len(src.Secrets) == 0 {
 			return nil, cfg.Errorf(up.Resign.Pos, "upstream %s: sign: source cannot re-sign events of source %s (only presets signed with a shared secret can)", up.Name, src.Name)
+		}
+		signer, err := verify.SignerFor(preset)
+		if err != nil {
+			return nil, err
 		}
 		signers[src.Name] = sourceSigner{signer: signer, secret: src.Secrets[0], idHeader: preset.Spec.IDHeader, publicURL: src.PublicURL}
 	}

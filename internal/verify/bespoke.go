@@ -231,10 +231,6 @@ func mailgunFields(body []byte) (*mailgunSignature, error) {
 	return s, nil
 }
 
-// Sign returns no headers: a Mailgun signature lives in the body, which
-// SignBody fills in.
-func (m *mailgun) Sign(key string, msg Message) (http.Header, error) { return http.Header{}, nil }
-
 // MailgunSignature returns the signature object Mailgun puts in a body.
 func MailgunSignature(key, token string, at time.Time) map[string]string {
 	ts := strconv.FormatInt(at.Unix(), 10)
@@ -372,6 +368,18 @@ func AdyenSignature(hexKey string, it *AdyenItem) (string, error) {
 	mac := hmac.New(sha256.New, key)
 	mac.Write([]byte(it.SignedData()))
 	return base64.StdEncoding.EncodeToString(mac.Sum(nil)), nil
+}
+
+// adyenSample signs its one notification item with the hex HMAC key.
+func adyenSample(in SampleInput) (Sample, error) {
+	item := &AdyenItem{PspReference: "PSP" + in.ID, MerchantAccountCode: "HookgateECOM", MerchantReference: "order-" + in.ID, EventCode: "AUTHORISATION", Success: "true"}
+	item.Amount.Value, item.Amount.Currency = json.Number("1000"), "EUR"
+	sig, err := AdyenSignature(in.Key, item)
+	if err != nil {
+		return Sample{}, fmt.Errorf("adyen key: %w", err)
+	}
+	item.AdditionalData = map[string]string{"hmacSignature": sig}
+	return jsonSample(obj{"live": "false", "notificationItems": []obj{{"NotificationRequestItem": item}}})
 }
 
 // graphClientState checks Microsoft Graph change notifications: each item

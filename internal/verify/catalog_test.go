@@ -226,3 +226,20 @@ func TestSignsURL(t *testing.T) {
 		}
 	}
 }
+
+// The gateway re-signs only presets whose signature it can make, that cover
+// the body, with a shared secret.
+func TestResignable(t *testing.T) {
+	not := map[string]bool{}
+	for _, name := range strings.Fields("adyen asana basic-auth discord discord-events gitlab linear mailgun microsoft-graph okta plaid postmark sendgrid standard-webhooks-ed25519") {
+		not[name] = true
+	}
+	for _, p := range Presets() {
+		if p.Resignable() == not[p.Name] {
+			t.Errorf("%s: Resignable %v, want %v", p.Name, !not[p.Name], not[p.Name])
+		}
+		if _, err := SignerFor(p); p.Resignable() && err != nil {
+			t.Errorf("%s: resignable without a signer: %v", p.Name, err)
+		}
+	}
+}

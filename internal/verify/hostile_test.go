@@ -15,7 +15,7 @@ func signedSample(t *testing.T, p Preset, at time.Time, target string) (Scheme, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	sample, err := SampleEvent(p.Name, signingKey, at)
+	sample, err := p.SampleEvent(signingKey, at)
 	if err != nil {
 		t.Fatal(err)
 	}
