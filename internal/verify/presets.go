@@ -62,8 +62,8 @@ type Preset struct {
 	// sign the scheme. A declarative spec signs itself.
 	Signer Signer `json:"-"`
 	// SampleSigner signs sample events of a bespoke scheme without a
-	// Signer: Linear's covers the body but not the body timestamp a sample
-	// sets. Schemes that sign inside the body do it in NewSample.
+	// Signer: Linear's signs the body but not the body timestamp, which
+	// only a sample sets; Plaid's JWT; signedInBody where NewSample signs.
 	SampleSigner Signer `json:"-"`
 	// NewSample builds a realistic test event, as `hookgate send` sends it.
 	NewSample func(SampleInput) (Sample, error) `json:"-"`
