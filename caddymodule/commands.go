@@ -541,7 +541,7 @@ func cmdSend(fl caddycmd.Flags) (int, error) {
 		return caddy.ExitCodeFailedStartup, fmt.Errorf("unknown provider %q (close: %s)", provider, strings.Join(verify.Suggest(provider), ", "))
 	}
 	now := time.Now()
-	sample, err := verify.SampleEvent(preset.Name, secret, now)
+	sample, err := preset.SampleEvent(secret, now)
 	if err != nil {
 		return caddy.ExitCodeFailedStartup, err
 	}

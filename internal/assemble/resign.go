@@ -32,13 +32,12 @@ func resigner(cfg *config.Config, up *config.Upstream) (deliver.SignFunc, error)
 			continue
 		}
 		preset, ok := verify.Lookup(src.Provider)
-		var signer verify.Signer
-		var err error
-		if ok {
-			signer, err = verify.SignerFor(preset)
-		}
-		if !ok || err != nil || len(src.Secrets) == 0 || preset.BodyUnsigned || preset.KeyKind != "" {
+		if !ok || !preset.Resignable() || len(src.Secrets) == 0 {
 			return nil, cfg.Errorf(up.Resign.Pos, "upstream %s: sign: source cannot re-sign events of source %s (only presets signed with a shared secret can)", up.Name, src.Name)
+		}
+		signer, err := verify.SignerFor(preset)
+		if err != nil {
+			return nil, err
 		}
 		bySource[src.Name] = deliver.Resigner{Signer: signer, Secret: src.Secrets[0], IDHeader: preset.Spec.IDHeader, PublicURL: src.PublicURL}
 	}

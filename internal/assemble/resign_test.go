@@ -49,7 +49,7 @@ sources:
 
 	// The provider's own signature is stale an hour later.
 	stripe, _ := stripePreset.Compile([]string{"whsec_stripe_secret"}, verify.Options{})
-	if err := stripe.Verify(&verify.Request{Body: body, Header: original, Now: later}); err == nil {
+	if _, err := stripe.Verify(&verify.Request{Body: body, Header: original, Now: later}); err == nil {
 		t.Fatal("an hour-old Stripe signature verified")
 	}
 
@@ -58,7 +58,7 @@ sources:
 	if err := parts.Upstreams["provider-signed"].Sign(req, ev, later); err != nil {
 		t.Fatal(err)
 	}
-	if err := stripe.Verify(&verify.Request{Body: body, Header: req.Header, Now: later}); err != nil {
+	if _, err := stripe.Verify(&verify.Request{Body: body, Header: req.Header, Now: later}); err != nil {
 		t.Fatalf("re-signed with the provider scheme, rejected: %v", err)
 	}
 
@@ -69,7 +69,7 @@ sources:
 	}
 	sw, _ := verify.Lookup("standard-webhooks")
 	gateway, _ := sw.Compile([]string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, verify.Options{})
-	if err := gateway.Verify(&verify.Request{Body: body, Header: req.Header, Now: later}); err != nil {
+	if _, err := gateway.Verify(&verify.Request{Body: body, Header: req.Header, Now: later}); err != nil {
 		t.Fatalf("gateway signature rejected: %v", err)
 	}
 	if req.Header.Get("webhook-id") != ev.ID.String() || req.Header.Get("Stripe-Signature") == "" {

@@ -362,7 +362,7 @@ func BenchmarkVerify(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := scheme.Verify(req); err != nil {
+		if _, err := scheme.Verify(req); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -165,7 +165,7 @@ func (p *Pipeline) decide(r *http.Request, src *source, body []byte) answer {
 
 // verify checks the signature over the raw bytes, with the secret the
 // store learned when the source learns one.
-func (p *Pipeline) verify(r *http.Request, src *source, body []byte, now time.Time) (*verify.Request, *rejection) {
+func (p *Pipeline) verify(r *http.Request, src *source, body []byte, now time.Time) (verify.Result, *rejection) {
 	vr := &verify.Request{Body: body, Header: r.Header, Method: r.Method, Now: now}
 	if src.SignsURL {
 		vr.URL = src.requestURL(r)
@@ -173,22 +173,23 @@ func (p *Pipeline) verify(r *http.Request, src *source, body []byte, now time.Ti
 	if src.Learns {
 		learned, err := p.learnedSecret(src)
 		if err != nil {
-			return nil, storageFailed("reading a learned secret", err)
+			return verify.Result{}, storageFailed("reading a learned secret", err)
 		}
 		vr.Learned = learned
 	}
-	if err := src.Scheme.Verify(vr); err != nil {
+	verified, err := src.Scheme.Verify(vr)
+	if err != nil {
 		rej := *errForged
 		rej.reason = verify.Reason(err)
-		return nil, &rej
+		return verify.Result{}, &rej
 	}
-	return vr, nil
+	return verified, nil
 }
 
 // event builds the event to store from a verified request: its body read
 // where something needs it, the validation gate, the dedup keys, the
 // mode check and the routing.
-func (p *Pipeline) event(r *http.Request, src *source, body []byte, now time.Time, verified *verify.Request) (*store.NewEvent, *rejection) {
+func (p *Pipeline) event(r *http.Request, src *source, body []byte, now time.Time, verified verify.Result) (*store.NewEvent, *rejection) {
 	env, fastKey, rej := p.environment(r, src, body, now)
 	if rej != nil {
 		return nil, rej

@@ -22,7 +22,9 @@ func newAsana(secrets []string, _ Options) (Scheme, error) {
 	return a, nil
 }
 
-func (a *asana) Verify(r *Request) error {
+func (a *asana) Verify(r *Request) (Result, error) { return Result{}, a.check(r) }
+
+func (a *asana) check(r *Request) error {
 	header := r.Header.Get("X-Hook-Signature")
 	if header == "" {
 		return ErrMissingSignature

@@ -46,7 +46,9 @@ func newTwilio(secrets []string, _ Options) (Scheme, error) {
 	return &twilio{secrets: keys}, err
 }
 
-func (t *twilio) Verify(r *Request) error {
+func (t *twilio) Verify(r *Request) (Result, error) { return Result{}, t.check(r) }
+
+func (t *twilio) check(r *Request) error {
 	header := r.Header.Get("X-Twilio-Signature")
 	if header == "" {
 		return ErrMissingSignature
@@ -173,18 +175,20 @@ type mailgunSignature struct {
 	Signature string `json:"signature"`
 }
 
-func (m *mailgun) Verify(r *Request) error {
+// Verify returns the token as single-use: the signature covers it, not the
+// body, so a captured signature could otherwise carry any body.
+func (m *mailgun) Verify(r *Request) (Result, error) {
 	s, err := mailgunFields(r.Body)
 	if err != nil {
-		return err
+		return Result{}, err
 	}
 	sig, err := hex.DecodeString(s.Signature)
 	if err != nil || len(sig) != sha256.Size || s.Token == "" {
-		return ErrMalformedSignature
+		return Result{}, ErrMalformedSignature
 	}
 	ts, err := strconv.ParseInt(s.Timestamp, 10, 64)
 	if err != nil {
-		return ErrMissingTimestamp
+		return Result{}, ErrMissingTimestamp
 	}
 	for _, key := range m.keys {
 		mac := hmac.New(sha256.New, key)
@@ -192,14 +196,13 @@ func (m *mailgun) Verify(r *Request) error {
 		mac.Write([]byte(s.Token))
 		if hmac.Equal(mac.Sum(nil), sig) {
 			if err := CheckTolerance(time.Unix(ts, 0), r.Now, m.tolerance); err != nil {
-				return err
+				return Result{}, err
 			}
 			// Valid for the tolerance on either side of its timestamp.
-			r.SingleUseToken, r.SingleUseWindow = s.Token, 2*m.tolerance
-			return nil
+			return Result{SingleUseToken: s.Token, SingleUseWindow: 2 * m.tolerance}, nil
 		}
 	}
-	return ErrInvalidSignature
+	return Result{}, ErrInvalidSignature
 }
 
 // mailgunFields reads body.signature with exact key matching, from a body
@@ -227,10 +230,6 @@ func mailgunFields(body []byte) (*mailgunSignature, error) {
 	}
 	return s, nil
 }
-
-// Sign returns no headers: a Mailgun signature lives in the body, which
-// SignBody fills in.
-func (m *mailgun) Sign(key string, msg Message) (http.Header, error) { return http.Header{}, nil }
 
 // MailgunSignature returns the signature object Mailgun puts in a body.
 func MailgunSignature(key, token string, at time.Time) map[string]string {
@@ -285,7 +284,9 @@ func (it *AdyenItem) SignedData() string {
 // that repeats a key or holds keys equal but for case: the fields the HMAC
 // covers must be the ones every case-sensitive reader sees. The top-level
 // live flag is not covered (see the preset's LiveUnsigned).
-func (a *adyen) Verify(r *Request) error {
+func (a *adyen) Verify(r *Request) (Result, error) { return Result{}, a.check(r) }
+
+func (a *adyen) check(r *Request) error {
 	items, err := strictItems(r.Body, "notificationItems")
 	if err != nil {
 		return err
@@ -369,6 +370,18 @@ func AdyenSignature(hexKey string, it *AdyenItem) (string, error) {
 	return base64.StdEncoding.EncodeToString(mac.Sum(nil)), nil
 }
 
+// adyenSample signs its one notification item with the hex HMAC key.
+func adyenSample(in SampleInput) (Sample, error) {
+	item := &AdyenItem{PspReference: "PSP" + in.ID, MerchantAccountCode: "HookgateECOM", MerchantReference: "order-" + in.ID, EventCode: "AUTHORISATION", Success: "true"}
+	item.Amount.Value, item.Amount.Currency = json.Number("1000"), "EUR"
+	sig, err := AdyenSignature(in.Key, item)
+	if err != nil {
+		return Sample{}, fmt.Errorf("adyen key: %w", err)
+	}
+	item.AdditionalData = map[string]string{"hmacSignature": sig}
+	return jsonSample(obj{"live": "false", "notificationItems": []obj{{"NotificationRequestItem": item}}})
+}
+
 // graphClientState checks Microsoft Graph change notifications: each item
 // of value[] carries the clientState given when subscribing.
 type graphClientState struct{ secrets [][]byte }
@@ -381,7 +394,9 @@ func newGraphClientState(secrets []string, _ Options) (Scheme, error) {
 	return &graphClientState{secrets: keys}, nil
 }
 
-func (g *graphClientState) Verify(r *Request) error {
+func (g *graphClientState) Verify(r *Request) (Result, error) { return Result{}, g.check(r) }
+
+func (g *graphClientState) check(r *Request) error {
 	items, err := strictItems(r.Body, "value")
 	if err != nil {
 		return err
@@ -414,24 +429,28 @@ type withBodyTimestamp struct {
 	tolerance time.Duration
 }
 
-func (w *withBodyTimestamp) Verify(r *Request) error {
-	if err := w.Scheme.Verify(r); err != nil {
-		return err
+func (w *withBodyTimestamp) Verify(r *Request) (Result, error) {
+	res, err := w.Scheme.Verify(r)
+	if err != nil {
+		return Result{}, err
 	}
 	var raw json.Number
 	fields := jsonFields(r.Body)
 	if fields == nil || json.Unmarshal(fields[w.field], &raw) != nil {
-		return ErrMissingTimestamp
+		return Result{}, ErrMissingTimestamp
 	}
 	n, err := raw.Int64()
 	if err != nil {
-		return ErrMissingTimestamp
+		return Result{}, ErrMissingTimestamp
 	}
 	at := time.Unix(n, 0)
 	if w.unit == "ms" {
 		at = time.UnixMilli(n)
 	}
-	return CheckTolerance(at, r.Now, w.tolerance)
+	if err := CheckTolerance(at, r.Now, w.tolerance); err != nil {
+		return Result{}, err
+	}
+	return res, nil
 }
 
 // Sign delegates to the wrapped scheme.

@@ -37,11 +37,11 @@ func TestAsymmetricCandidatesAreBounded(t *testing.T) {
 		return h
 	}
 	for at := range maxAsymmetricCandidates {
-		if err := scheme.Verify(&Request{Body: body, Header: withGoodAt(at, 16), Now: now}); err != nil {
+		if _, err := scheme.Verify(&Request{Body: body, Header: withGoodAt(at, 16), Now: now}); err != nil {
 			t.Errorf("valid signature at position %d of 16 refused: %v", at+1, err)
 		}
 	}
-	err = scheme.Verify(&Request{Body: body, Header: withGoodAt(maxAsymmetricCandidates, 16), Now: now})
+	_, err = scheme.Verify(&Request{Body: body, Header: withGoodAt(maxAsymmetricCandidates, 16), Now: now})
 	if !errors.Is(err, ErrInvalidSignature) {
 		t.Fatalf("signature past the first %d candidates was tried: %v", maxAsymmetricCandidates, err)
 	}
@@ -60,11 +60,11 @@ func TestDiscordTimestampTolerance(t *testing.T) {
 		now := time.Unix(1700000000, 0)
 		body := []byte(`{"type":2}`)
 		old, _ := scheme.Sign(priv, Message{Body: body, Time: now.Add(-10 * time.Minute)})
-		if err := scheme.Verify(&Request{Body: body, Header: old, Now: now}); !errors.Is(err, ErrStaleTimestamp) {
+		if _, err := scheme.Verify(&Request{Body: body, Header: old, Now: now}); !errors.Is(err, ErrStaleTimestamp) {
 			t.Errorf("%s: a 10-minute-old signature: %v, want stale", name, err)
 		}
 		fresh, _ := scheme.Sign(priv, Message{Body: body, Time: now.Add(-time.Minute)})
-		if err := scheme.Verify(&Request{Body: body, Header: fresh, Now: now}); err != nil {
+		if _, err := scheme.Verify(&Request{Body: body, Header: fresh, Now: now}); err != nil {
 			t.Errorf("%s: a minute-old signature: %v", name, err)
 		}
 	}

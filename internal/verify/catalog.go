@@ -1,6 +1,11 @@
 package verify
 
-import "time"
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
 
 // The provider catalog. Each preset follows the provider's official SDK
 // where docs and SDK disagree; the comments say where that matters.
@@ -19,6 +24,10 @@ func timestampedPairs(header string, tolerance time.Duration) Spec {
 	}
 }
 
+// linearSpec is Linear's signature, over the body only; the preset also
+// checks the body's webhookTimestamp.
+var linearSpec = Spec{Algorithm: "hmac-sha256", Header: "Linear-Signature", Encoding: "hex"}
+
 func svixProvider(name, provider, docs string) Preset {
 	p := standardWebhooks(name, provider+": Svix signatures (svix-id/-timestamp/-signature v1,…), HMAC-SHA256 base64, whsec_ key", "svix", docs)
 	return p
@@ -34,9 +43,10 @@ func init() {
 				Content: "{id}.{timestamp}.{body}", IDHeader: "webhook-id", TimestampHeader: "webhook-timestamp",
 				SecretEncoding: "whpk", Tolerance: 5 * time.Minute,
 			},
-			DedupKey: `headers["webhook-id"]`,
-			KeyKind:  "public key (whpk_…)",
-			Docs:     "https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md",
+			DedupKey:  `headers["webhook-id"]`,
+			KeyKind:   "public key (whpk_…)",
+			Docs:      "https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md",
+			NewSample: standardWebhooksSample,
 		},
 		svixProvider("clerk", "Clerk", "https://clerk.com/docs/webhooks/sync-data"),
 		svixProvider("resend", "Resend", "https://resend.com/docs/dashboard/webhooks/verify-webhooks-requests"),
@@ -54,6 +64,10 @@ func init() {
 			// Events are JSON; slash commands and interactivity are forms.
 			Format: FormatEither,
 			Docs:   "https://api.slack.com/authentication/verifying-requests-from-slack",
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"token": "sample", "team_id": "T061EG9R6", "api_app_id": "A0PNCHHK2", "type": "event_callback", "event_id": "Ev" + in.ID, "event_time": in.Now.Unix(),
+					"event": obj{"type": "app_mention", "user": "U061F7AUR", "text": "<@U0LAN0Z89> is it everything a river should be?", "ts": strconv.FormatInt(in.Now.Unix(), 10) + ".000200", "channel": "C0LAN2Q65"}})
+			},
 		},
 		Preset{
 			Name:        "shopify",
@@ -61,6 +75,10 @@ func init() {
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-Shopify-Hmac-Sha256", Encoding: "base64"},
 			DedupKey:    `headers["x-shopify-webhook-id"]`,
 			Docs:        "https://shopify.dev/docs/apps/build/webhooks/subscribe/https#step-2-validate-the-origin-of-your-webhook",
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"id": in.Now.Unix(), "email": "jon@example.com", "total_price": "10.00", "currency": "USD"},
+					"X-Shopify-Topic", "orders/create", "X-Shopify-Webhook-Id", uuid(), "X-Shopify-Shop-Domain", "example.myshopify.com")
+			},
 		},
 		Preset{
 			// The Events flavour drops the X- prefix; dedup uses
@@ -71,6 +89,10 @@ func init() {
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "shopify-hmac-sha256", Encoding: "base64"},
 			DedupKey:    `headers["shopify-webhook-id"]`,
 			Docs:        "https://shopify.dev/docs/apps/build/webhooks",
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"id": in.Now.Unix(), "email": "jon@example.com"},
+					"shopify-topic", "orders/create", "shopify-webhook-id", uuid(), "shopify-shop-domain", "example.myshopify.com")
+			},
 		},
 		Preset{
 			Name:           "twilio",
@@ -80,8 +102,14 @@ func init() {
 			BespokeHeaders: []string{"X-Twilio-Signature"},
 			DedupKey:       `headers["i-twilio-idempotency-token"]`,
 			// Forms, or JSON covered by bodySHA256.
-			Format: FormatEither,
-			Docs:   "https://www.twilio.com/docs/usage/webhooks/webhooks-security",
+			Format:          FormatEither,
+			Docs:            "https://www.twilio.com/docs/usage/webhooks/webhooks-security",
+			BespokeSignsURL: true,
+			Signer:          &twilio{},
+			NewSample: func(in SampleInput) (Sample, error) {
+				form := url.Values{"MessageSid": {"SM" + in.ID}, "AccountSid": {"AC" + in.ID}, "From": {"+14158675309"}, "To": {"+18005551212"}, "Body": {"Hello from Hookgate"}, "SmsStatus": {"received"}}
+				return Sample{Body: []byte(form.Encode()), Header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "I-Twilio-Idempotency-Token": {uuid()}}}, nil
+			},
 		},
 		Preset{
 			Name:        "sendgrid",
@@ -93,6 +121,10 @@ func init() {
 			DedupKey: `body[0]?.sg_event_id`,
 			KeyKind:  "public key (base64 DER)",
 			Docs:     "https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features",
+			NewSample: func(in SampleInput) (Sample, error) {
+				body := append(mustJSON([]obj{{"email": "jane@example.com", "event": "delivered", "sg_event_id": in.ID, "sg_message_id": "msg." + in.ID, "timestamp": in.Now.Unix()}}), '\r', '\n')
+				return Sample{Body: body, Header: http.Header{"Content-Type": {"application/json"}}}, nil
+			},
 		},
 		Preset{
 			Name:        "discord",
@@ -106,6 +138,9 @@ func init() {
 			Handshakes: []*Handshake{discordPing},
 			KeyKind:    "public key (hex)",
 			Docs:       "https://discord.com/developers/docs/interactions/overview#setting-up-an-endpoint-validating-security-request-headers",
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"id": strconv.FormatInt(in.Now.Unix(), 10) + "000", "application_id": "1", "type": 2, "data": obj{"name": "hookgate"}, "token": in.ID, "version": 1})
+			},
 		},
 		Preset{
 			Name:        "discord-events",
@@ -118,6 +153,9 @@ func init() {
 			Handshakes: []*Handshake{discordEventsPing},
 			KeyKind:    "public key (hex)",
 			Docs:       "https://discord.com/developers/docs/events/webhook-events",
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"version": 1, "application_id": "1", "type": 1, "event": obj{"type": "APPLICATION_AUTHORIZED", "timestamp": in.RFC3339(), "data": obj{}}})
+			},
 		},
 		Preset{
 			Name:        "square",
@@ -128,6 +166,10 @@ func init() {
 			// Square signs the URL and body, not this header.
 			LiveUnsigned: true,
 			Docs:         "https://developer.squareup.com/docs/webhooks/step3validate",
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"merchant_id": "MLEFBHHSJGVHD", "type": "payment.updated", "event_id": uuid(), "created_at": in.RFC3339(), "data": obj{"type": "payment", "id": in.ID}},
+					"square-environment", "Sandbox")
+			},
 		},
 		Preset{
 			// The SDK keeps only the last h1; any h1 may match here, as the
@@ -140,6 +182,9 @@ func init() {
 			},
 			DedupKey: `body.event_id`,
 			Docs:     "https://developer.paddle.com/webhooks/signature-verification",
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"event_id": "evt_" + in.ID, "event_type": "transaction.completed", "occurred_at": in.RFC3339(), "notification_id": "ntf_" + in.ID, "data": obj{"id": "txn_" + in.ID}})
+			},
 		},
 		Preset{
 			// Zoom's own code hashes re-serialized JSON; Hookgate verifies the
@@ -153,12 +198,16 @@ func init() {
 			DedupKey:   `headers["x-zm-trackingid"]`,
 			Handshakes: []*Handshake{zoomURLValidation},
 			Docs:       "https://developers.zoom.us/docs/api/webhooks/#verify-webhook-events",
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"event": "meeting.started", "event_ts": in.Now.UnixMilli(), "payload": obj{"account_id": "AAAAAA", "object": obj{"id": in.ID}}},
+					"x-zm-trackingid", "v=2.0;clid=aws;rid="+in.ID)
+			},
 		},
 		Preset{
 			Name:        "linear",
 			Description: "Linear: Linear-Signature over the body, HMAC-SHA256 hex; webhookTimestamp (ms) in the body within 60 s",
 			Build: func(secrets []string, opts Options) (Scheme, error) {
-				inner, err := New(Spec{Algorithm: "hmac-sha256", Header: "Linear-Signature", Encoding: "hex"}, secrets)
+				inner, err := New(linearSpec, secrets)
 				if err != nil {
 					return nil, err
 				}
@@ -172,6 +221,11 @@ func init() {
 			BespokeHeaders: []string{"Linear-Signature"},
 			DedupKey:       `headers["linear-delivery"]`,
 			Docs:           "https://linear.app/developers/webhooks#securing-webhooks",
+			SampleSigner:   mustSigner(linearSpec),
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"action": "create", "type": "Issue", "data": obj{"id": uuid(), "title": "Hookgate sample"}, "webhookTimestamp": in.Now.UnixMilli(), "webhookId": uuid()},
+					"Linear-Delivery", uuid(), "Linear-Event", "Issue")
+			},
 		},
 		Preset{
 			Name:        "intercom",
@@ -180,6 +234,9 @@ func init() {
 			DedupKey:    `body.id`,
 			Handshakes:  []*Handshake{headCheck},
 			Docs:        "https://developers.intercom.com/docs/webhooks/webhook-notifications",
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"type": "notification_event", "id": "notif_" + in.ID, "topic": "ping", "created_at": in.Now.Unix(), "data": obj{"item": obj{"type": "ping"}}})
+			},
 		},
 		Preset{
 			Name:           "mailgun",
@@ -195,6 +252,10 @@ func init() {
 			BespokeHeaders: []string{},
 			// Mailgun signs timestamp+token, not the event: the body is not covered.
 			BodyUnsigned: true,
+			SampleSigner: signedInBody{},
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"signature": MailgunSignature(in.Key, randomHex(25), in.Now), "event-data": obj{"id": in.ID, "event": "delivered", "timestamp": in.Now.Unix(), "recipient": "jane@example.com"}})
+			},
 		},
 		Preset{
 			Name:        "bitbucket",
@@ -202,6 +263,9 @@ func init() {
 			Spec:        hubSignature("X-Hub-Signature", "sha256=", "hmac-sha256"),
 			DedupKey:    `headers["x-request-uuid"]`,
 			Docs:        "https://support.atlassian.com/bitbucket-cloud/docs/manage-webhooks/",
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"repository": obj{"full_name": "team/repo"}, "push": obj{"changes": []any{}}}, "X-Event-Key", "repo:push", "X-Request-UUID", uuid(), "X-Hook-UUID", uuid())
+			},
 		},
 		Preset{
 			Name:         "gitlab",
@@ -211,6 +275,9 @@ func init() {
 			KeyKind:      "token",
 			Docs:         "https://docs.gitlab.com/user/project/integrations/webhooks/",
 			BodyUnsigned: true,
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"object_kind": "push", "ref": "refs/heads/main", "project": obj{"path_with_namespace": "group/project"}}, "X-Gitlab-Event", "Push Hook", "Idempotency-Key", uuid(), "X-Gitlab-Event-UUID", uuid())
+			},
 		},
 		Preset{
 			Name:        "twitch",
@@ -223,6 +290,12 @@ func init() {
 			DedupKey:   `headers["twitch-eventsub-message-id"]`,
 			Handshakes: []*Handshake{twitchCallbackVerification},
 			Docs:       "https://dev.twitch.tv/docs/eventsub/handling-webhook-events/#verifying-the-event-message",
+			NewSample: func(in SampleInput) (Sample, error) {
+				s, err := jsonSample(obj{"subscription": obj{"id": uuid(), "type": "channel.follow", "version": "2", "status": "enabled"}, "event": obj{"user_id": "1337", "user_login": "hookgate", "broadcaster_user_id": "12826"}},
+					"Twitch-Eventsub-Message-Type", "notification", "Twitch-Eventsub-Subscription-Type", "channel.follow")
+				s.ID = uuid()
+				return s, err
+			},
 		},
 		Preset{
 			Name:        "typeform",
@@ -230,6 +303,9 @@ func init() {
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "Typeform-Signature", Prefix: "sha256=", Encoding: "base64"},
 			DedupKey:    `body.event_id`,
 			Docs:        "https://www.typeform.com/developers/webhooks/secure-your-webhooks/",
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"event_id": in.ID, "event_type": "form_response", "form_response": obj{"form_id": "lT4Z3j", "token": in.ID, "submitted_at": in.RFC3339()}})
+			},
 		},
 		Preset{
 			Name:        "calendly",
@@ -237,6 +313,9 @@ func init() {
 			Spec:        timestampedPairs("Calendly-Webhook-Signature", 3*time.Minute),
 			DedupKey:    `body.event + ":" + (body.payload?.uri ?? "") + ":" + body.created_at`,
 			Docs:        "https://developer.calendly.com/api-docs/4c305798a61d3-webhook-signatures",
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"event": "invitee.created", "created_at": in.RFC3339(), "payload": obj{"uri": "https://api.calendly.com/scheduled_events/" + in.ID + "/invitees/1", "email": "jane@example.com"}})
+			},
 		},
 		Preset{
 			Name:        "hubspot-v1",
@@ -244,12 +323,14 @@ func init() {
 			Spec:        Spec{Algorithm: "hash-sha256", Header: "X-HubSpot-Signature", Encoding: "hex", Content: "{secret}{body}"},
 			DedupKey:    `body[0]?.eventId`,
 			Docs:        "https://developers.hubspot.com/docs/api/webhooks/validating-requests",
+			NewSample:   hubspotSample,
 		},
 		Preset{
 			Name:        "hubspot-v2",
 			Description: "HubSpot v2: X-HubSpot-Signature, SHA-256 of client secret + method + URL + body, hex (set public_url)",
 			Spec:        Spec{Algorithm: "hash-sha256", Header: "X-HubSpot-Signature", Encoding: "hex", Content: "{secret}{method}{url}{body}"},
 			Docs:        "https://developers.hubspot.com/docs/api/webhooks/validating-requests",
+			NewSample:   hubspotSample,
 		},
 		Preset{
 			// HubSpot's docs decode some %xx in the URI; its SDKs sign the URL
@@ -261,8 +342,9 @@ func init() {
 				Content: "{method}{url}{body}{timestamp}", TimestampHeader: "X-HubSpot-Request-Timestamp", TimestampUnit: "ms",
 				Tolerance: 5 * time.Minute,
 			},
-			DedupKey: `body[0]?.eventId`,
-			Docs:     "https://developers.hubspot.com/docs/api/webhooks/validating-requests",
+			DedupKey:  `body[0]?.eventId`,
+			Docs:      "https://developers.hubspot.com/docs/api/webhooks/validating-requests",
+			NewSample: hubspotSample,
 		},
 		Preset{
 			Name:           "adyen",
@@ -277,6 +359,9 @@ func init() {
 			Response:     "[accepted]",
 			KeyKind:      "HMAC key (hex)",
 			Docs:         "https://docs.adyen.com/development-resources/webhooks/secure-webhooks/verify-hmac-signatures/",
+			SampleSigner: signedInBody{},
+			NewKeys:      hexKeys,
+			NewSample:    adyenSample,
 		},
 		Preset{
 			Name:        "vercel",
@@ -284,6 +369,9 @@ func init() {
 			Spec:        Spec{Algorithm: "hmac-sha1", Header: "x-vercel-signature", Encoding: "hex"},
 			DedupKey:    `body.id`,
 			Docs:        "https://vercel.com/docs/webhooks/webhooks-api#securing-webhooks",
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"id": "evt_" + in.ID, "type": "deployment.created", "createdAt": in.Now.UnixMilli(), "payload": obj{"deployment": obj{"id": "dpl_" + in.ID}}})
+			},
 		},
 		Preset{
 			Name:        "sentry",
@@ -291,6 +379,10 @@ func init() {
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "Sentry-Hook-Signature", Encoding: "hex"},
 			DedupKey:    `headers["request-id"]`,
 			Docs:        "https://docs.sentry.io/organization/integrations/integration-platform/webhooks/",
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"action": "created", "installation": obj{"uuid": uuid()}, "data": obj{"issue": obj{"id": in.ID}}},
+					"Sentry-Hook-Resource", "issue", "Sentry-Hook-Timestamp", strconv.FormatInt(in.Now.Unix(), 10), "Request-ID", randomHex(16))
+			},
 		},
 		Preset{
 			Name:         "postmark",
@@ -300,6 +392,7 @@ func init() {
 			KeyKind:      "user:password",
 			Docs:         "https://postmarkapp.com/developer/webhooks/webhooks-overview",
 			BodyUnsigned: true,
+			NewSample:    postmarkSample,
 		},
 		Preset{
 			Name:         "basic-auth",
@@ -308,6 +401,7 @@ func init() {
 			KeyKind:      "user:password",
 			BodyUnsigned: true,
 			Format:       FormatEither,
+			NewSample:    postmarkSample,
 		},
 		Preset{
 			Name:        "woocommerce",
@@ -316,6 +410,9 @@ func init() {
 			DedupKey:    `headers["x-wc-webhook-id"] + ":" + headers["x-wc-webhook-delivery-id"]`,
 			Handshakes:  []*Handshake{wooCommercePing},
 			Docs:        "https://woocommerce.github.io/woocommerce-rest-api-docs/#webhooks",
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"id": in.Now.Unix(), "status": "processing", "total": "29.35"}, "X-WC-Webhook-Topic", "order.created", "X-WC-Webhook-ID", "42", "X-WC-Webhook-Delivery-ID", in.ID)
+			},
 		},
 		Preset{
 			Name:        "mux",
@@ -323,6 +420,9 @@ func init() {
 			Spec:        timestampedPairs("Mux-Signature", 5*time.Minute),
 			DedupKey:    `body.id`,
 			Docs:        "https://docs.mux.com/core/verify-webhook-signatures",
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"type": "video.asset.ready", "id": uuid(), "created_at": in.RFC3339(), "data": obj{"id": in.ID}})
+			},
 		},
 		Preset{
 			Name:        "lemonsqueezy",
@@ -331,6 +431,10 @@ func init() {
 			DedupKey:    `body.meta.event_name + ":" + string(body.data.id) + ":" + body.data.attributes.updated_at`,
 			Live:        `body.meta.test_mode != true`,
 			Docs:        "https://docs.lemonsqueezy.com/help/webhooks/signing-requests",
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"meta": obj{"event_name": "order_created", "test_mode": true}, "data": obj{"type": "orders", "id": in.ID, "attributes": obj{"updated_at": in.RFC3339()}}},
+					"X-Event-Name", "order_created")
+			},
 		},
 		Preset{
 			Name:        "coinbase-commerce",
@@ -338,16 +442,25 @@ func init() {
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-CC-Webhook-Signature", Encoding: "hex"},
 			DedupKey:    `body.event.id`,
 			Docs:        "https://docs.cdp.coinbase.com/commerce-onchain/docs/webhooks-security",
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"id": uuid(), "attempt_number": 1, "event": obj{"id": uuid(), "type": "charge:created", "created_at": in.RFC3339()}})
+			},
 		},
 		Preset{
-			Name:           "contentful",
-			SignsFreshness: true,
-			Description:    "Contentful signed requests: x-contentful-signature over method, path, signed headers and body, HMAC-SHA256 hex; ms timestamp within 30 s",
-			Build:          newContentful,
-			Bespoke:        "hmac-sha256 hex over method\\npath\\nsigned headers\\nbody (node-apps-toolkit canonical request), tolerance 30s",
-			BespokeHeaders: []string{"x-contentful-signature", "x-contentful-signed-headers", "x-contentful-timestamp"},
-			DedupKey:       `headers["x-contentful-idempotency-key"]`,
-			Docs:           "https://www.contentful.com/developers/docs/webhooks/request-verification/",
+			Name:            "contentful",
+			SignsFreshness:  true,
+			Description:     "Contentful signed requests: x-contentful-signature over method, path, signed headers and body, HMAC-SHA256 hex; ms timestamp within 30 s",
+			Build:           newContentful,
+			Bespoke:         "hmac-sha256 hex over method\\npath\\nsigned headers\\nbody (node-apps-toolkit canonical request), tolerance 30s",
+			BespokeHeaders:  []string{"x-contentful-signature", "x-contentful-signed-headers", "x-contentful-timestamp"},
+			DedupKey:        `headers["x-contentful-idempotency-key"]`,
+			Docs:            "https://www.contentful.com/developers/docs/webhooks/request-verification/",
+			BespokeSignsURL: true,
+			Signer:          &contentful{},
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"sys": obj{"type": "Entry", "id": in.ID, "revision": 1}, "fields": obj{"title": obj{"en-US": "Hookgate"}}},
+					"X-Contentful-Topic", "ContentManagement.Entry.publish", "X-Contentful-Idempotency-Key", randomHex(32))
+			},
 		},
 		Preset{
 			Name:        "jira",
@@ -355,6 +468,9 @@ func init() {
 			Spec:        hubSignature("X-Hub-Signature", "sha256=", "hmac-sha256"),
 			DedupKey:    `headers["x-atlassian-webhook-identifier"]`,
 			Docs:        "https://developer.atlassian.com/cloud/jira/platform/webhooks/#secure-admin-webhooks",
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"timestamp": in.Now.UnixMilli(), "webhookEvent": "jira:issue_created", "issue": obj{"id": in.ID, "key": "HG-1"}}, "X-Atlassian-Webhook-Identifier", in.ID)
+			},
 		},
 		Preset{
 			Name:           "asana",
@@ -366,6 +482,10 @@ func init() {
 			LearnsSecret:   true,
 			KeyKind:        "learned from the handshake (leave secrets empty; set public_url and learn_secret)",
 			Docs:           "https://developers.asana.com/docs/webhooks-guide",
+			Signer:         &asana{},
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"events": []obj{{"action": "changed", "created_at": in.RFC3339(), "resource": obj{"gid": in.ID, "resource_type": "task"}, "user": obj{"gid": "1"}}}})
+			},
 		},
 		Preset{
 			Name:         "okta",
@@ -376,6 +496,9 @@ func init() {
 			KeyKind:      "token",
 			Docs:         "https://developer.okta.com/docs/concepts/event-hooks/",
 			BodyUnsigned: true,
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"eventType": "com.okta.event_hook", "eventId": uuid(), "eventTime": in.RFC3339(), "data": obj{"events": []obj{{"uuid": uuid(), "eventType": "user.session.start"}}}})
+			},
 		},
 		Preset{
 			Name:           "microsoft-graph",
@@ -388,6 +511,10 @@ func init() {
 			KeyKind:        "clientState",
 			Docs:           "https://learn.microsoft.com/en-us/graph/change-notifications-delivery-webhooks",
 			BodyUnsigned:   true,
+			SampleSigner:   signedInBody{},
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"value": []obj{{"subscriptionId": uuid(), "clientState": in.Key, "changeType": "created", "resource": "Users/" + in.ID + "/Messages/1", "tenantId": uuid()}}})
+			},
 		},
 		Preset{
 			Name:        "meta",
@@ -395,6 +522,7 @@ func init() {
 			Spec:        hubSignature("X-Hub-Signature-256", "sha256=", "hmac-sha256"),
 			Handshakes:  []*Handshake{metaSubscribe},
 			Docs:        "https://developers.facebook.com/docs/graph-api/webhooks/getting-started",
+			NewSample:   whatsappSample,
 		},
 		Preset{
 			Name:        "whatsapp",
@@ -403,6 +531,7 @@ func init() {
 			DedupKey:    `body.entry[0]?.changes[0]?.value?.messages?.[0]?.id ?? body.entry[0]?.changes[0]?.value?.statuses?.[0]?.id`,
 			Handshakes:  []*Handshake{metaSubscribe},
 			Docs:        "https://developers.facebook.com/docs/whatsapp/cloud-api/guides/set-up-webhooks",
+			NewSample:   whatsappSample,
 		},
 		Preset{
 			Name:        "pagerduty",
@@ -410,6 +539,9 @@ func init() {
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-PagerDuty-Signature", Separator: ",", Prefix: "v1=", Encoding: "hex"},
 			DedupKey:    `body.event.id`,
 			Docs:        "https://developer.pagerduty.com/docs/webhooks/webhook-signatures/",
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"event": obj{"id": in.ID, "event_type": "incident.triggered", "occurred_at": in.RFC3339(), "data": obj{"id": "Q" + in.ID}}})
+			},
 		},
 		Preset{
 			Name:           "plaid",
@@ -422,6 +554,11 @@ func init() {
 			Live:           `body.environment == "production"`,
 			KeyKind:        "JWK public key (JSON)",
 			Docs:           "https://plaid.com/docs/api/webhooks/webhook-verification/",
+			SampleSigner:   &plaid{},
+			NewKeys:        plaidKeys,
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"environment": "sandbox", "error": nil, "item_id": in.ID, "new_transactions": 3, "webhook_code": "DEFAULT_UPDATE", "webhook_type": "TRANSACTIONS"})
+			},
 		},
 	)
 }

@@ -150,19 +150,19 @@ func TestCatalogVectors(t *testing.T) {
 	for i, v := range vectors {
 		t.Run(fmt.Sprintf("%s/%d", v.Preset, i), func(t *testing.T) {
 			scheme := compilePreset(t, v.Preset, v.Secret)
-			if err := scheme.Verify(v.request()); err != nil {
+			if _, err := scheme.Verify(v.request()); err != nil {
 				t.Fatalf("vector from %s rejected: %v", v.Source, err)
 			}
 			if len(v.Payload) > 0 {
 				tampered := v.request()
 				tampered.Body = []byte(tamper(v.Payload))
-				if err := scheme.Verify(tampered); err == nil {
+				if _, err := scheme.Verify(tampered); err == nil {
 					t.Errorf("tampered body accepted")
 				}
 			}
 			if v.Preset != "sendgrid" && v.Preset != "plaid" && v.Preset != "standard-webhooks-ed25519" {
 				other := compilePreset(t, v.Preset, flipSecret(v.Secret))
-				if err := other.Verify(v.request()); !errors.Is(err, ErrInvalidSignature) {
+				if _, err := other.Verify(v.request()); !errors.Is(err, ErrInvalidSignature) {
 					t.Errorf("another secret: got %v, want ErrInvalidSignature", err)
 				}
 			}
@@ -199,21 +199,21 @@ func TestTwilioURLVariants(t *testing.T) {
 	form := "CallSid=CA1234567890ABCDE&Caller=%2B14158675309&Digits=1234&From=%2B14158675309&To=%2B18005551212"
 	h := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "X-Twilio-Signature": {"RSOYDt4T1cUTdK1PDd93/VVr8B8="}}
 	for _, u := range []string{"https://mycompany.com/myapp.php?foo=1&bar=2", "https://mycompany.com:443/myapp.php?foo=1&bar=2"} {
-		if err := s.Verify(&Request{Body: []byte(form), Header: h, URL: u, Now: time.Now()}); err != nil {
+		if _, err := s.Verify(&Request{Body: []byte(form), Header: h, URL: u, Now: time.Now()}); err != nil {
 			t.Errorf("%s: %v", u, err)
 		}
 	}
-	if err := s.Verify(&Request{Body: []byte(form), Header: h, URL: "https://mycompany.com:8443/myapp.php?foo=1&bar=2", Now: time.Now()}); !errors.Is(err, ErrInvalidSignature) {
+	if _, err := s.Verify(&Request{Body: []byte(form), Header: h, URL: "https://mycompany.com:8443/myapp.php?foo=1&bar=2", Now: time.Now()}); !errors.Is(err, ErrInvalidSignature) {
 		t.Errorf("another port accepted: %v", err)
 	}
 	// JSON variant: a body that does not match bodySHA256 fails even with a
 	// valid URL signature.
 	jsonURL := "https://mycompany.com/myapp.php?foo=1&bar=2&bodySHA256=0a1ff7634d9ab3b95db5c9a2dfe9416e41502b283a80c7cf19632632f96e6620"
 	jh := http.Header{"Content-Type": {"application/json"}, "X-Twilio-Signature": {"a9nBmqA0ju/hNViExpshrM61xv4="}}
-	if err := s.Verify(&Request{Body: []byte(`{"property": "value", "boolean": true}`), Header: jh, URL: jsonURL, Now: time.Now()}); err != nil {
+	if _, err := s.Verify(&Request{Body: []byte(`{"property": "value", "boolean": true}`), Header: jh, URL: jsonURL, Now: time.Now()}); err != nil {
 		t.Errorf("JSON variant: %v", err)
 	}
-	if err := s.Verify(&Request{Body: []byte(`{"property": "value", "boolean": false}`), Header: jh, URL: jsonURL, Now: time.Now()}); !errors.Is(err, ErrInvalidSignature) {
+	if _, err := s.Verify(&Request{Body: []byte(`{"property": "value", "boolean": false}`), Header: jh, URL: jsonURL, Now: time.Now()}); !errors.Is(err, ErrInvalidSignature) {
 		t.Errorf("JSON variant with another body: %v", err)
 	}
 }
@@ -223,6 +223,23 @@ func TestSignsURL(t *testing.T) {
 		p, _ := Lookup(name)
 		if p.SignsURL() != want {
 			t.Errorf("%s: SignsURL %v, want %v", name, !want, want)
+		}
+	}
+}
+
+// The gateway re-signs only presets whose signature it can make, that cover
+// the body, with a shared secret.
+func TestResignable(t *testing.T) {
+	not := map[string]bool{}
+	for _, name := range strings.Fields("adyen asana basic-auth discord discord-events gitlab linear mailgun microsoft-graph okta plaid postmark sendgrid standard-webhooks-ed25519") {
+		not[name] = true
+	}
+	for _, p := range Presets() {
+		if p.Resignable() == not[p.Name] {
+			t.Errorf("%s: Resignable %v, want %v", p.Name, !not[p.Name], not[p.Name])
+		}
+		if _, err := SignerFor(p); p.Resignable() && err != nil {
+			t.Errorf("%s: resignable without a signer: %v", p.Name, err)
 		}
 	}
 }

@@ -201,41 +201,8 @@ func New(spec Spec, secrets []string) (*Declarative, error) {
 // compileSpec checks a spec and prepares everything but the keys.
 func compileSpec(spec Spec) (*Declarative, error) {
 	d := &Declarative{spec: spec}
-	switch strings.ToLower(spec.Algorithm) {
-	case "hmac-sha256", "sha256", "":
-		d.family, d.newHash = familyHMAC, sha256.New
-	case "hmac-sha1", "sha1":
-		d.family, d.newHash = familyHMAC, sha1.New
-	case "hmac-sha512", "sha512":
-		d.family, d.newHash = familyHMAC, sha512.New
-	case "hash-sha256":
-		d.family, d.newHash = familyHash, sha256.New
-	case "ed25519":
-		d.family = familyEd25519
-	case "ecdsa-p256-sha256":
-		d.family = familyECDSA
-	case "token":
-		d.family = familyToken
-	case "basic":
-		d.family = familyBasic
-	default:
-		return nil, fmt.Errorf("unknown algorithm %q (use hmac-sha1, hmac-sha256, hmac-sha512, hash-sha256, ed25519, ecdsa-p256-sha256, token or basic)", spec.Algorithm)
-	}
-	switch {
-	case d.newHash != nil:
-		d.sigSize = d.newHash().Size()
-	case d.family == familyEd25519:
-		d.sigSize = ed25519.SignatureSize
-	}
-	switch spec.Encoding {
-	case "hex", "":
-		d.decode, d.encode = hex.DecodeString, hex.EncodeToString
-	case "base64":
-		d.decode, d.encode = decodeBase64, base64.StdEncoding.EncodeToString
-	case "base64url":
-		d.decode, d.encode = decodeBase64URL, base64.URLEncoding.EncodeToString
-	default:
-		return nil, fmt.Errorf("unknown encoding %q (use hex, base64 or base64url)", spec.Encoding)
+	if err := d.setAlgorithm(spec); err != nil {
+		return nil, err
 	}
 	if spec.Header == "" {
 		return nil, fmt.Errorf("header is required")
@@ -279,7 +246,57 @@ func compileSpec(spec Spec) (*Declarative, error) {
 	if spec.Tolerance > 0 && !hasTimestamp {
 		return nil, fmt.Errorf("a tolerance needs a timestamp (timestamp_header or timestamp_key)")
 	}
-	switch spec.TimestampUnit {
+	if err := d.setTimestampUnit(spec.TimestampUnit); err != nil {
+		return nil, err
+	}
+	d.bufs.New = func() any { return new(bytes.Buffer) }
+	return d, nil
+}
+
+// setAlgorithm picks the signature family, its hash and the encoding.
+func (d *Declarative) setAlgorithm(spec Spec) error {
+	switch strings.ToLower(spec.Algorithm) {
+	case "hmac-sha256", "sha256", "":
+		d.family, d.newHash = familyHMAC, sha256.New
+	case "hmac-sha1", "sha1":
+		d.family, d.newHash = familyHMAC, sha1.New
+	case "hmac-sha512", "sha512":
+		d.family, d.newHash = familyHMAC, sha512.New
+	case "hash-sha256":
+		d.family, d.newHash = familyHash, sha256.New
+	case "ed25519":
+		d.family = familyEd25519
+	case "ecdsa-p256-sha256":
+		d.family = familyECDSA
+	case "token":
+		d.family = familyToken
+	case "basic":
+		d.family = familyBasic
+	default:
+		return fmt.Errorf("unknown algorithm %q (use hmac-sha1, hmac-sha256, hmac-sha512, hash-sha256, ed25519, ecdsa-p256-sha256, token or basic)", spec.Algorithm)
+	}
+	switch {
+	case d.newHash != nil:
+		d.sigSize = d.newHash().Size()
+	case d.family == familyEd25519:
+		d.sigSize = ed25519.SignatureSize
+	}
+	switch spec.Encoding {
+	case "hex", "":
+		d.decode, d.encode = hex.DecodeString, hex.EncodeToString
+	case "base64":
+		d.decode, d.encode = decodeBase64, base64.StdEncoding.EncodeToString
+	case "base64url":
+		d.decode, d.encode = decodeBase64URL, base64.URLEncoding.EncodeToString
+	default:
+		return fmt.Errorf("unknown encoding %q (use hex, base64 or base64url)", spec.Encoding)
+	}
+	return nil
+}
+
+// setTimestampUnit picks how timestamps are read and written.
+func (d *Declarative) setTimestampUnit(unit string) error {
+	switch unit {
 	case "", "s":
 		d.tsParse = parseUnix(1)
 		d.tsFormat = func(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) }
@@ -293,10 +310,9 @@ func compileSpec(spec Spec) (*Declarative, error) {
 		}
 		d.tsFormat = func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 	default:
-		return nil, fmt.Errorf("unknown timestamp_unit %q (use s, ms or rfc3339)", spec.TimestampUnit)
+		return fmt.Errorf("unknown timestamp_unit %q (use s, ms or rfc3339)", unit)
 	}
-	d.bufs.New = func() any { return new(bytes.Buffer) }
-	return d, nil
+	return nil
 }
 
 func (d *Declarative) addKey(secret string) error {
@@ -446,8 +462,10 @@ type parsed struct {
 	timestamp  string
 }
 
-// Verify implements Scheme.
-func (d *Declarative) Verify(r *Request) error {
+// Verify implements Scheme; the signature is the whole verdict.
+func (d *Declarative) Verify(r *Request) (Result, error) { return Result{}, d.check(r) }
+
+func (d *Declarative) check(r *Request) error {
 	values := r.Header.Values(d.spec.Header)
 	if len(values) == 0 || (len(values) == 1 && strings.TrimSpace(values[0]) == "") {
 		return ErrMissingSignature

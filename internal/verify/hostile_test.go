@@ -15,7 +15,7 @@ func signedSample(t *testing.T, p Preset, at time.Time, target string) (Scheme, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	sample, err := SampleEvent(p.Name, signingKey, at)
+	sample, err := p.SampleEvent(signingKey, at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestEveryPresetRefusesMalformedHeaders(t *testing.T) {
 	for _, p := range Presets() {
 		t.Run(p.Name, func(t *testing.T) {
 			scheme, good := signedSample(t, p, time.Now(), target)
-			if err := scheme.Verify(good); err != nil {
+			if _, err := scheme.Verify(good); err != nil {
 				t.Fatalf("sample rejected: %v", err)
 			}
 			signatureHeaders := 0
@@ -64,7 +64,7 @@ func TestEveryPresetRefusesMalformedHeaders(t *testing.T) {
 					for _, v := range values {
 						bad.Header.Add(name, v)
 					}
-					if err := scheme.Verify(&bad); err == nil {
+					if _, err := scheme.Verify(&bad); err == nil {
 						t.Errorf("%s %s header accepted", what, name)
 					}
 				}
@@ -73,7 +73,7 @@ func TestEveryPresetRefusesMalformedHeaders(t *testing.T) {
 				// The signature travels in the body: damage that instead.
 				bad := *good
 				bad.Body = good.Body[:len(good.Body)/2]
-				if err := scheme.Verify(&bad); err == nil {
+				if _, err := scheme.Verify(&bad); err == nil {
 					t.Errorf("truncated body accepted")
 				}
 			}
@@ -94,11 +94,11 @@ func TestEveryTimestampedPresetRefusesStaleEvents(t *testing.T) {
 		checked++
 		t.Run(p.Name, func(t *testing.T) {
 			scheme, stale := signedSample(t, p, time.Now().Add(-time.Hour), target)
-			if err := scheme.Verify(stale); err == nil {
+			if _, err := scheme.Verify(stale); err == nil {
 				t.Fatal("an hour-old event accepted")
 			}
 			_, future := signedSample(t, p, time.Now().Add(time.Hour), target)
-			if err := scheme.Verify(future); err == nil {
+			if _, err := scheme.Verify(future); err == nil {
 				t.Fatal("an event from an hour ahead accepted")
 			}
 		})

@@ -17,35 +17,8 @@ import (
 // public key and the second the private one. For tests and trials only: real
 // keys come from the provider.
 func GenerateKeys(p Preset) (secret, signingKey string, err error) {
-	switch p.Name {
-	case "plaid":
-		priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			return "", "", err
-		}
-		b64 := base64.RawURLEncoding.EncodeToString
-		point, err := priv.PublicKey.Bytes() // 0x04 ‖ x ‖ y
-		if err != nil {
-			return "", "", err
-		}
-		d, err := priv.Bytes()
-		if err != nil {
-			return "", "", err
-		}
-		x, y := point[1:33], point[33:]
-		kid := randomHex(8)
-		pub := jwk{Kty: "EC", Crv: "P-256", Kid: kid, X: b64(x), Y: b64(y)}
-		full := pub
-		full.D = b64(d)
-		pubJSON, _ := json.Marshal(pub)
-		privJSON, _ := json.Marshal(full)
-		return string(pubJSON), string(privJSON), nil
-	case "adyen":
-		k := randomHex(32)
-		return k, k, nil
-	case "basic-auth", "postmark":
-		s := "hookgate:" + randomHex(12)
-		return s, s, nil
+	if p.NewKeys != nil {
+		return p.NewKeys()
 	}
 	switch p.Spec.Algorithm {
 	case "ed25519":
@@ -71,15 +44,48 @@ func GenerateKeys(p Preset) (secret, signingKey string, err error) {
 			return "", "", err
 		}
 		return base64.StdEncoding.EncodeToString(pubDER), base64.StdEncoding.EncodeToString(privDER), nil
+	case "basic":
+		s := "hookgate:" + randomHex(12)
+		return s, s, nil
 	}
 	switch p.Spec.SecretEncoding {
 	case "whsec":
 		k := "whsec_" + base64.StdEncoding.EncodeToString([]byte(randomHex(12)))
 		return k, k, nil
 	case "hex":
-		k := randomHex(32)
-		return k, k, nil
+		return hexKeys()
 	}
 	k := "hg_test_" + randomHex(16)
 	return k, k, nil
+}
+
+// hexKeys makes a 32-byte shared key, hex encoded.
+func hexKeys() (secret, signingKey string, err error) {
+	k := randomHex(32)
+	return k, k, nil
+}
+
+// plaidKeys makes an ES256 key pair as JWKs: the public one to configure,
+// the private one (with d) to sign with.
+func plaidKeys() (secret, signingKey string, err error) {
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", "", err
+	}
+	b64 := base64.RawURLEncoding.EncodeToString
+	point, err := priv.PublicKey.Bytes() // 0x04 ‖ x ‖ y
+	if err != nil {
+		return "", "", err
+	}
+	d, err := priv.Bytes()
+	if err != nil {
+		return "", "", err
+	}
+	x, y := point[1:33], point[33:]
+	pub := jwk{Kty: "EC", Crv: "P-256", Kid: randomHex(8), X: b64(x), Y: b64(y)}
+	full := pub
+	full.D = b64(d)
+	pubJSON, _ := json.Marshal(pub)
+	privJSON, _ := json.Marshal(full)
+	return string(pubJSON), string(privJSON), nil
 }

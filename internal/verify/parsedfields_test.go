@@ -38,7 +38,7 @@ func adyenBody(t *testing.T, success string) []byte {
 // success, exactly, as "true".
 func TestAdyenReadsSignedFieldsByExactKey(t *testing.T) {
 	scheme := compilePreset(t, "adyen", adyenKey)
-	if err := scheme.Verify(&Request{Body: adyenBody(t, `"success":"false"`)}); err != nil {
+	if _, err := scheme.Verify(&Request{Body: adyenBody(t, `"success":"false"`)}); err != nil {
 		t.Fatalf("the signed item: %v", err)
 	}
 	forged := map[string]string{
@@ -49,7 +49,7 @@ func TestAdyenReadsSignedFieldsByExactKey(t *testing.T) {
 		"escaped":           `"success":"true","\u0053uccess":"false"`,
 	}
 	for name, member := range forged {
-		if err := scheme.Verify(&Request{Body: adyenBody(t, member)}); err == nil {
+		if _, err := scheme.Verify(&Request{Body: adyenBody(t, member)}); err == nil {
 			t.Errorf("%s (%s): verified", name, member)
 		}
 	}
@@ -59,7 +59,7 @@ func TestAdyenReadsSignedFieldsByExactKey(t *testing.T) {
 		strings.Replace(string(adyenBody(t, `"success":"false"`)), `{"live":"true",`, `{"live":"true","Live":"false",`, 1),
 		strings.Replace(string(adyenBody(t, `"success":"false"`)), `"notificationItems":[`, `"NotificationItems":[],"notificationItems":[`, 1),
 	} {
-		if err := scheme.Verify(&Request{Body: []byte(body)}); !errors.Is(err, ErrMalformedSignature) {
+		if _, err := scheme.Verify(&Request{Body: []byte(body)}); !errors.Is(err, ErrMalformedSignature) {
 			t.Errorf("%s: %v, want refused as malformed", body, err)
 		}
 	}
@@ -72,26 +72,26 @@ func TestParsedFieldSchemesRefuseRepeatedKeys(t *testing.T) {
 	mg := compilePreset(t, "mailgun", "mailgun-signing-key-0123456789")
 	sig := MailgunSignature("mailgun-signing-key-0123456789", "tok-1", now)
 	good := `{"signature":{"timestamp":"` + sig["timestamp"] + `","token":"tok-1","signature":"` + sig["signature"] + `"},"event-data":{"id":"e1"}}`
-	if err := mg.Verify(&Request{Body: []byte(good), Now: now}); err != nil {
+	if _, err := mg.Verify(&Request{Body: []byte(good), Now: now}); err != nil {
 		t.Fatalf("mailgun: %v", err)
 	}
 	// Signed as tok-2; a backend reading token sees tok-1.
 	sig = MailgunSignature("mailgun-signing-key-0123456789", "tok-2", now)
 	doubled := `{"signature":{"timestamp":"` + sig["timestamp"] + `","token":"tok-1","signature":"` + sig["signature"] + `","TOKEN":"tok-2"},"event-data":{"id":"e1"}}`
-	if err := mg.Verify(&Request{Body: []byte(doubled), Now: now}); err == nil {
+	if _, err := mg.Verify(&Request{Body: []byte(doubled), Now: now}); err == nil {
 		t.Error("mailgun: a token repeated by case verified")
 	}
 
 	graph := compilePreset(t, "microsoft-graph", "client-state-secret")
 	good = `{"value":[{"clientState":"client-state-secret","resource":"users/1"}]}`
-	if err := graph.Verify(&Request{Body: []byte(good)}); err != nil {
+	if _, err := graph.Verify(&Request{Body: []byte(good)}); err != nil {
 		t.Fatalf("graph: %v", err)
 	}
 	for _, body := range []string{
 		`{"value":[{"clientState":"client-state-secret","resource":"users/1","Resource":"users/2"}]}`,
 		`{"value":[{"clientstate":"x","clientState":"client-state-secret"}]}`,
 	} {
-		if err := graph.Verify(&Request{Body: []byte(body)}); err == nil {
+		if _, err := graph.Verify(&Request{Body: []byte(body)}); err == nil {
 			t.Errorf("graph: %s verified", body)
 		}
 	}
@@ -169,7 +169,7 @@ func TestHashSchemesRefuseLengthExtension(t *testing.T) {
 				t.Fatal(err)
 			}
 			captured := &Request{Body: msg.Body, Header: h, Method: "POST", URL: target, Now: time.Now()}
-			if err := c.scheme.Verify(captured); err != nil {
+			if _, err := c.scheme.Verify(captured); err != nil {
 				t.Fatalf("the captured request: %v", err)
 			}
 			digest, _ := hex.DecodeString(h.Get(header))
@@ -180,7 +180,7 @@ func TestHashSchemesRefuseLengthExtension(t *testing.T) {
 			}
 			forgery := &Request{Body: body, Header: http.Header{}, Method: "POST", URL: target, Now: time.Now()}
 			forgery.Header.Set(header, hex.EncodeToString(forged))
-			if err := c.scheme.Verify(forgery); err == nil {
+			if _, err := c.scheme.Verify(forgery); err == nil {
 				t.Fatalf("length-extended body %q verified", body)
 			}
 		})
@@ -197,7 +197,7 @@ func TestHashSchemeBodies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Verify(&Request{Header: h, Method: "GET", URL: msg.URL}); err != nil {
+	if _, err := s.Verify(&Request{Header: h, Method: "GET", URL: msg.URL}); err != nil {
 		t.Errorf("empty body: %v", err)
 	}
 	if _, err := New(Spec{Algorithm: "hash-sha256", Header: "X-Sig", Content: "{secret}{body}", Format: "xml"}, []string{secret}); err == nil {

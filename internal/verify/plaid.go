@@ -74,7 +74,9 @@ func newPlaid(secrets []string, opts Options) (Scheme, error) {
 	return p, nil
 }
 
-func (p *plaid) Verify(r *Request) error {
+func (p *plaid) Verify(r *Request) (Result, error) { return Result{}, p.check(r) }
+
+func (p *plaid) check(r *Request) error {
 	token := r.Header.Get("Plaid-Verification")
 	if token == "" {
 		return ErrMissingSignature

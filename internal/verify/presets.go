@@ -54,6 +54,22 @@ type Preset struct {
 	// timestamp or an event id, so a captured request cannot be sent again
 	// as a new event. Declarative specs tell by their content.
 	SignsFreshness bool `json:"signs_freshness,omitempty"`
+	// BespokeSignsURL marks bespoke schemes that sign the request URL.
+	// Declarative specs tell by their content.
+	BespokeSignsURL bool `json:"-"`
+	// Signer signs any message as the bespoke scheme does, with the key it
+	// is given, for re-signing and samples; nil when the gateway cannot
+	// sign the scheme. A declarative spec signs itself.
+	Signer Signer `json:"-"`
+	// SampleSigner signs sample events of a bespoke scheme without a
+	// Signer: Linear's signs the body but not the body timestamp, which
+	// only a sample sets; Plaid's JWT; signedInBody where NewSample signs.
+	SampleSigner Signer `json:"-"`
+	// NewSample builds a realistic test event, as `hookgate send` sends it.
+	NewSample func(SampleInput) (Sample, error) `json:"-"`
+	// NewKeys makes a secret and signing key for a bespoke key format; nil
+	// derives them from Spec (see GenerateKeys).
+	NewKeys func() (secret, signingKey string, err error) `json:"-"`
 	// Docs is the provider's documentation of the scheme.
 	Docs string `json:"docs,omitempty"`
 }
@@ -67,11 +83,10 @@ type Options struct {
 // SignsURL reports whether the scheme signs the request URL, which the
 // gateway then has to rebuild for each request.
 func (p Preset) SignsURL() bool {
-	switch p.Name {
-	case "twilio", "contentful":
-		return true
+	if p.Build != nil {
+		return p.BespokeSignsURL
 	}
-	return p.Build == nil && SpecSignsURL(p.Spec)
+	return SpecSignsURL(p.Spec)
 }
 
 // SpecSignsURL reports whether a declarative scheme signs the URL.
@@ -113,8 +128,9 @@ func standardWebhooks(name, description, prefix, docs string) Preset {
 			SecretEncoding:  "whsec",
 			Tolerance:       5 * time.Minute,
 		},
-		DedupKey: `headers["` + prefix + `-id"]`,
-		Docs:     docs,
+		DedupKey:  `headers["` + prefix + `-id"]`,
+		NewSample: standardWebhooksSample,
+		Docs:      docs,
 	}
 }
 
@@ -154,14 +170,22 @@ func init() {
 			},
 			DedupKey: "body.id",
 			Live:     "body.livemode == true",
-			Docs:     "https://docs.stripe.com/webhooks#verify-manually",
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"id": "evt_test_" + in.ID, "object": "event", "api_version": "2024-06-20", "created": in.Now.Unix(), "livemode": false,
+					"type": "payment_intent.succeeded", "data": obj{"object": obj{"id": "pi_test_" + in.ID, "object": "payment_intent", "amount": 2000, "currency": "usd", "status": "succeeded"}}})
+			},
+			Docs: "https://docs.stripe.com/webhooks#verify-manually",
 		},
 		Preset{
 			Name:        "github",
 			Description: "GitHub: X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-Hub-Signature-256", Prefix: "sha256=", Encoding: "hex"},
 			DedupKey:    `headers["x-github-delivery"]`,
-			Docs:        "https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries",
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"zen": "Keep it logically awesome.", "hook_id": in.Now.Unix(), "repository": obj{"id": 1296269, "full_name": "octocat/Hello-World"}, "sender": obj{"login": "octocat"}},
+					"X-GitHub-Event", "ping", "X-GitHub-Delivery", uuid())
+			},
+			Docs: "https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries",
 		},
 		standardWebhooks("standard-webhooks", "Standard Webhooks: webhook-id/-timestamp/-signature v1,… over id.timestamp.body, HMAC-SHA256 base64, whsec_ key", "webhook",
 			"https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md"),
@@ -216,6 +240,14 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// Resignable reports whether the gateway can re-sign the preset's events
+// with a source's secret: it can sign the scheme, the signature covers the
+// body, and the secret is a shared one, not a public key or a token.
+func (p Preset) Resignable() bool {
+	_, err := SignerFor(p)
+	return err == nil && !p.BodyUnsigned && p.KeyKind == ""
 }
 
 // Replayable reports whether the signature covers neither a timestamp nor

@@ -60,13 +60,13 @@ func TestOfficialSDKSignatures(t *testing.T) {
 	for i, f := range loadSDKFixtures(t) {
 		t.Run(f.Provider+"/"+f.SDK, func(t *testing.T) {
 			scheme := compilePreset(t, f.Provider, f.Secret)
-			if err := scheme.Verify(f.request()); err != nil {
+			if _, err := scheme.Verify(f.request()); err != nil {
 				t.Fatalf("fixture %d (%s) rejected: %v", i, f.Note, err)
 			}
 			if len(f.Payload) > 0 {
 				tampered := f.request()
 				tampered.Body = []byte(tamper(f.Payload))
-				if err := scheme.Verify(tampered); err == nil && !presetBodyUnsigned(f.Provider) {
+				if _, err := scheme.Verify(tampered); err == nil && !presetBodyUnsigned(f.Provider) {
 					t.Errorf("tampered body accepted")
 				}
 			}

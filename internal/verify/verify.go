@@ -22,11 +22,13 @@ type Request struct {
 	// from the store for this request (so a revoked one stops verifying at
 	// once, on every instance), or empty.
 	Learned string
+}
 
-	// SingleUseToken is set by a successful Verify of a scheme whose
-	// signature covers a token but not the body (Mailgun's): the token may
-	// be accepted once within SingleUseWindow, or a captured signature could
-	// carry any body.
+// Result is what a successful Verify found beyond the signature being good.
+type Result struct {
+	// SingleUseToken is set by schemes whose signature covers a token but
+	// not the body (Mailgun's): the token may be accepted once within
+	// SingleUseWindow, or a captured signature could carry any body.
 	SingleUseToken  string
 	SingleUseWindow time.Duration
 }
@@ -61,7 +63,8 @@ func Reason(err error) string {
 
 // Scheme verifies one provider's signatures.
 type Scheme interface {
-	// Verify returns nil when the request carries a valid signature made
-	// with one of the scheme's secrets.
-	Verify(r *Request) error
+	// Verify returns a nil error when the request carries a valid signature
+	// made with one of the scheme's secrets. It does not modify r, which
+	// callers may share.
+	Verify(r *Request) (Result, error)
 }

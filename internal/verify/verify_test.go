@@ -80,37 +80,37 @@ func TestPublishedVectors(t *testing.T) {
 			preset, _ := Lookup(name)
 			t.Run(name+"/"+v.Source, func(t *testing.T) {
 				scheme := mustScheme(t, name, v.Secret)
-				if err := scheme.Verify(requestFor(v, preset)); err != nil {
+				if _, err := scheme.Verify(requestFor(v, preset)); err != nil {
 					t.Fatalf("published vector rejected: %v", err)
 				}
 
 				tampered := requestFor(v, preset)
 				tampered.Body = append([]byte(nil), tampered.Body...)
 				tampered.Body[len(tampered.Body)/2] ^= 0x01
-				if err := scheme.Verify(tampered); !errors.Is(err, ErrInvalidSignature) {
+				if _, err := scheme.Verify(tampered); !errors.Is(err, ErrInvalidSignature) {
 					t.Errorf("tampered body: got %v, want ErrInvalidSignature", err)
 				}
 
 				wrongSecret := mustScheme(t, name, flipSecret(v.Secret))
-				if err := wrongSecret.Verify(requestFor(v, preset)); !errors.Is(err, ErrInvalidSignature) {
+				if _, err := wrongSecret.Verify(requestFor(v, preset)); !errors.Is(err, ErrInvalidSignature) {
 					t.Errorf("wrong secret: got %v, want ErrInvalidSignature", err)
 				}
 
 				badSig := v
 				badSig.Signature = flipLastChar(v.Signature)
-				if err := scheme.Verify(requestFor(badSig, preset)); !errors.Is(err, ErrInvalidSignature) && !errors.Is(err, ErrMalformedSignature) {
+				if _, err := scheme.Verify(requestFor(badSig, preset)); !errors.Is(err, ErrInvalidSignature) && !errors.Is(err, ErrMalformedSignature) {
 					t.Errorf("altered signature: got %v, want a rejection", err)
 				}
 
 				if v.Timestamp != "" {
 					stale := requestFor(v, preset)
 					stale.Now = stale.Now.Add(time.Hour)
-					if err := scheme.Verify(stale); !errors.Is(err, ErrStaleTimestamp) {
+					if _, err := scheme.Verify(stale); !errors.Is(err, ErrStaleTimestamp) {
 						t.Errorf("stale timestamp: got %v, want ErrStaleTimestamp", err)
 					}
 					future := requestFor(v, preset)
 					future.Now = future.Now.Add(-time.Hour)
-					if err := scheme.Verify(future); !errors.Is(err, ErrStaleTimestamp) {
+					if _, err := scheme.Verify(future); !errors.Is(err, ErrStaleTimestamp) {
 						t.Errorf("future timestamp: got %v, want ErrStaleTimestamp", err)
 					}
 				}
@@ -183,7 +183,7 @@ func TestHeaderProblems(t *testing.T) {
 			for _, v := range c.values {
 				h.Add("Stripe-Signature", v)
 			}
-			err := scheme.Verify(&Request{Body: body, Header: h, Now: now})
+			_, err := scheme.Verify(&Request{Body: body, Header: h, Now: now})
 			if !errors.Is(err, c.want) || (c.want == nil && err != nil) {
 				t.Fatalf("got %v, want %v", err, c.want)
 			}
@@ -197,11 +197,11 @@ func TestSecretRotation(t *testing.T) {
 	old := mustScheme(t, "stripe", "whsec_old-0123456789")
 	signed, _ := old.Sign("whsec_old-0123456789", Message{Body: body, Time: now})
 	both := mustScheme(t, "stripe", "whsec_new-0123456789", "whsec_old-0123456789")
-	if err := both.Verify(&Request{Body: body, Header: signed, Now: now}); err != nil {
+	if _, err := both.Verify(&Request{Body: body, Header: signed, Now: now}); err != nil {
 		t.Fatalf("old secret in second slot rejected: %v", err)
 	}
 	onlyNew := mustScheme(t, "stripe", "whsec_new-0123456789")
-	if err := onlyNew.Verify(&Request{Body: body, Header: signed, Now: now}); !errors.Is(err, ErrInvalidSignature) {
+	if _, err := onlyNew.Verify(&Request{Body: body, Header: signed, Now: now}); !errors.Is(err, ErrInvalidSignature) {
 		t.Fatalf("retired secret accepted: %v", err)
 	}
 }
@@ -229,16 +229,16 @@ func TestDeclarativeSchemes(t *testing.T) {
 				t.Fatal(err)
 			}
 			req := &Request{Body: msg.Body, Header: headers, Method: msg.Method, URL: msg.URL, Now: now}
-			if err := h.Verify(req); err != nil {
+			if _, err := h.Verify(req); err != nil {
 				t.Fatalf("own signature rejected: %v (headers %v)", err, headers)
 			}
 			req.Body = []byte(`{"a":2}`)
-			if err := h.Verify(req); !errors.Is(err, ErrInvalidSignature) {
+			if _, err := h.Verify(req); !errors.Is(err, ErrInvalidSignature) {
 				t.Fatalf("changed body: got %v", err)
 			}
 			if strings.Contains(spec.Content, "{url}") {
 				req = &Request{Body: msg.Body, Header: headers, Method: msg.Method, URL: "https://example.com/other", Now: now}
-				if err := h.Verify(req); !errors.Is(err, ErrInvalidSignature) {
+				if _, err := h.Verify(req); !errors.Is(err, ErrInvalidSignature) {
 					t.Fatalf("changed url: got %v", err)
 				}
 			}
@@ -300,7 +300,7 @@ func FuzzStripeHeader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, header string, body []byte) {
 		h := http.Header{}
 		h.Set("Stripe-Signature", header)
-		if scheme.Verify(&Request{Body: body, Header: h, Now: now}) != nil {
+		if _, err := scheme.Verify(&Request{Body: body, Header: h, Now: now}); err != nil {
 			return
 		}
 		// Whatever verified must carry the signature made with the secret.
@@ -310,4 +310,29 @@ func FuzzStripeHeader(f *testing.F) {
 			t.Fatalf("header %q verified without the real signature %s", header, want)
 		}
 	})
+}
+
+// Mailgun signs a token, not the body: Verify returns the token as
+// single-use for twice the tolerance, and other schemes return none.
+func TestVerifyReturnsSingleUseToken(t *testing.T) {
+	now := time.Unix(1700000000, 0)
+	mg := compilePreset(t, "mailgun", "mailgun-signing-key-0123456789")
+	sig := MailgunSignature("mailgun-signing-key-0123456789", "tok-1", now)
+	body := `{"signature":{"timestamp":"` + sig["timestamp"] + `","token":"tok-1","signature":"` + sig["signature"] + `"}}`
+	req := &Request{Body: []byte(body), Now: now}
+	res, err := mg.Verify(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.SingleUseToken != "tok-1" || res.SingleUseWindow != 10*time.Minute {
+		t.Fatalf("result %+v, want tok-1 for 10m", res)
+	}
+	if res, err := mg.Verify(&Request{Body: []byte(body), Now: now.Add(time.Hour)}); err == nil || res != (Result{}) {
+		t.Fatalf("stale: %+v, %v", res, err)
+	}
+	gh := compilePreset(t, "github", "s")
+	h, _ := gh.(*Declarative).Sign("s", Message{Body: []byte("{}")})
+	if res, err := gh.Verify(&Request{Body: []byte("{}"), Header: h, Now: now}); err != nil || res != (Result{}) {
+		t.Fatalf("github: %+v, %v", res, err)
+	}
 }
