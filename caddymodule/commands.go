@@ -524,7 +524,7 @@ func cmdSend(fl caddycmd.Flags) (int, error) {
 			provider = src.Provider
 		}
 		if secret == "" {
-			if p, ok := verify.Lookup(provider); ok && strings.Contains(p.KeyKind, "public key") {
+			if p, ok := verify.Lookup(provider); ok && p.SecretKind == verify.SecretPublicKey {
 				return caddy.ExitCodeFailedStartup, fmt.Errorf("provider %s verifies with a public key; pass the private key with --secret", provider)
 			}
 			secret = src.Secrets[0]

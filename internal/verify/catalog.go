@@ -43,10 +43,11 @@ func init() {
 				Content: "{id}.{timestamp}.{body}", IDHeader: "webhook-id", TimestampHeader: "webhook-timestamp",
 				SecretEncoding: "whpk", Tolerance: 5 * time.Minute,
 			},
-			DedupKey:  `headers["webhook-id"]`,
-			KeyKind:   "public key (whpk_…)",
-			Docs:      "https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md",
-			NewSample: standardWebhooksSample,
+			DedupKey:   `headers["webhook-id"]`,
+			KeyKind:    "public key (whpk_…)",
+			SecretKind: SecretPublicKey,
+			Docs:       "https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md",
+			NewSample:  standardWebhooksSample,
 		},
 		svixProvider("clerk", "Clerk", "https://clerk.com/docs/webhooks/sync-data"),
 		svixProvider("resend", "Resend", "https://resend.com/docs/dashboard/webhooks/verify-webhooks-requests"),
@@ -118,9 +119,10 @@ func init() {
 				Algorithm: "ecdsa-p256-sha256", Header: "X-Twilio-Email-Event-Webhook-Signature", Encoding: "base64",
 				Content: "{timestamp}{body}", TimestampHeader: "X-Twilio-Email-Event-Webhook-Timestamp", SecretEncoding: "der-base64",
 			},
-			DedupKey: `body[0]?.sg_event_id`,
-			KeyKind:  "public key (base64 DER)",
-			Docs:     "https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features",
+			DedupKey:   `body[0]?.sg_event_id`,
+			KeyKind:    "public key (base64 DER)",
+			SecretKind: SecretPublicKey,
+			Docs:       "https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features",
 			NewSample: func(in SampleInput) (Sample, error) {
 				body := append(mustJSON([]obj{{"email": "jane@example.com", "event": "delivered", "sg_event_id": in.ID, "sg_message_id": "msg." + in.ID, "timestamp": in.Now.Unix()}}), '\r', '\n')
 				return Sample{Body: body, Header: http.Header{"Content-Type": {"application/json"}}}, nil
@@ -137,6 +139,7 @@ func init() {
 			DedupKey:   `body.id`,
 			Handshakes: []*Handshake{discordPing},
 			KeyKind:    "public key (hex)",
+			SecretKind: SecretPublicKey,
 			Docs:       "https://discord.com/developers/docs/interactions/overview#setting-up-an-endpoint-validating-security-request-headers",
 			NewSample: func(in SampleInput) (Sample, error) {
 				return jsonSample(obj{"id": strconv.FormatInt(in.Now.Unix(), 10) + "000", "application_id": "1", "type": 2, "data": obj{"name": "hookgate"}, "token": in.ID, "version": 1})
@@ -152,6 +155,7 @@ func init() {
 			},
 			Handshakes: []*Handshake{discordEventsPing},
 			KeyKind:    "public key (hex)",
+			SecretKind: SecretPublicKey,
 			Docs:       "https://discord.com/developers/docs/events/webhook-events",
 			NewSample: func(in SampleInput) (Sample, error) {
 				return jsonSample(obj{"version": 1, "application_id": "1", "type": 1, "event": obj{"type": "APPLICATION_AUTHORIZED", "timestamp": in.RFC3339(), "data": obj{}}})
@@ -273,6 +277,7 @@ func init() {
 			Spec:         Spec{Algorithm: "token", Header: "X-Gitlab-Token"},
 			DedupKey:     `headers["idempotency-key"] ?? headers["x-gitlab-event-uuid"]`,
 			KeyKind:      "token",
+			SecretKind:   SecretToken,
 			Docs:         "https://docs.gitlab.com/user/project/integrations/webhooks/",
 			BodyUnsigned: true,
 			NewSample: func(in SampleInput) (Sample, error) {
@@ -358,6 +363,7 @@ func init() {
 			LiveUnsigned: true,
 			Response:     "[accepted]",
 			KeyKind:      "HMAC key (hex)",
+			SecretKind:   SecretMACKeyHex,
 			Docs:         "https://docs.adyen.com/development-resources/webhooks/secure-webhooks/verify-hmac-signatures/",
 			SampleSigner: signedInBody{},
 			NewKeys:      hexKeys,
@@ -390,6 +396,7 @@ func init() {
 			Spec:         Spec{Algorithm: "basic", Header: "Authorization"},
 			DedupKey:     `string(body.MessageID) + ":" + body.RecordType`,
 			KeyKind:      "user:password",
+			SecretKind:   SecretToken,
 			Docs:         "https://postmarkapp.com/developer/webhooks/webhooks-overview",
 			BodyUnsigned: true,
 			NewSample:    postmarkSample,
@@ -399,6 +406,7 @@ func init() {
 			Description:  "Any provider that calls a URL with basic auth credentials; secrets are \"user:password\"",
 			Spec:         Spec{Algorithm: "basic", Header: "Authorization"},
 			KeyKind:      "user:password",
+			SecretKind:   SecretToken,
 			BodyUnsigned: true,
 			Format:       FormatEither,
 			NewSample:    postmarkSample,
@@ -481,6 +489,7 @@ func init() {
 			Handshakes:     []*Handshake{asanaHookSecret},
 			LearnsSecret:   true,
 			KeyKind:        "learned from the handshake (leave secrets empty; set public_url and learn_secret)",
+			SecretKind:     SecretToken,
 			Docs:           "https://developers.asana.com/docs/webhooks-guide",
 			Signer:         &asana{},
 			NewSample: func(in SampleInput) (Sample, error) {
@@ -494,6 +503,7 @@ func init() {
 			DedupKey:     `body.eventId`,
 			Handshakes:   []*Handshake{oktaVerification},
 			KeyKind:      "token",
+			SecretKind:   SecretToken,
 			Docs:         "https://developer.okta.com/docs/concepts/event-hooks/",
 			BodyUnsigned: true,
 			NewSample: func(in SampleInput) (Sample, error) {
@@ -509,6 +519,7 @@ func init() {
 			BespokeHeaders: []string{},
 			Handshakes:     []*Handshake{graphValidation},
 			KeyKind:        "clientState",
+			SecretKind:     SecretToken,
 			Docs:           "https://learn.microsoft.com/en-us/graph/change-notifications-delivery-webhooks",
 			BodyUnsigned:   true,
 			SampleSigner:   signedInBody{},
@@ -553,6 +564,7 @@ func init() {
 			DedupKey:       `body.webhook_type + ":" + body.webhook_code + ":" + (body.item_id ?? "")`,
 			Live:           `body.environment == "production"`,
 			KeyKind:        "JWK public key (JSON)",
+			SecretKind:     SecretPublicKey,
 			Docs:           "https://plaid.com/docs/api/webhooks/webhook-verification/",
 			SampleSigner:   &plaid{},
 			NewKeys:        plaidKeys,

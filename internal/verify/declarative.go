@@ -87,12 +87,12 @@ const MinKeyBytes = 16
 func CheckSharedKey(p Preset, secret string) error {
 	encoding := p.Spec.SecretEncoding
 	switch {
-	case p.Build != nil && p.KeyKind == "":
-		encoding = "raw"
-	case p.Build != nil && p.KeyKind == "HMAC key (hex)":
+	case p.SecretKind == SecretPublicKey || p.SecretKind == SecretToken:
+		return nil
+	case p.SecretKind == SecretMACKeyHex:
 		encoding = "hex"
 	case p.Build != nil:
-		return nil
+		encoding = "raw"
 	}
 	if p.Build == nil {
 		d, err := compileSpec(p.Spec)

@@ -40,6 +40,9 @@ type Preset struct {
 	// KeyKind says what `secrets` hold: a shared secret (default), a public
 	// key, or a token.
 	KeyKind string `json:"key_kind,omitempty"`
+	// SecretKind is what the scheme does with its secrets, as the gateway
+	// branches on it; KeyKind describes it for people.
+	SecretKind SecretKind `json:"-"`
 	// LearnsSecret marks schemes whose secret arrives in a handshake; such
 	// a source may start without secrets.
 	LearnsSecret bool `json:"learns_secret,omitempty"`
@@ -247,7 +250,7 @@ func editDistance(a, b string) int {
 // body, and the secret is a shared one, not a public key or a token.
 func (p Preset) Resignable() bool {
 	_, err := SignerFor(p)
-	return err == nil && !p.BodyUnsigned && p.KeyKind == ""
+	return err == nil && !p.BodyUnsigned && p.SecretKind == SecretMACKey
 }
 
 // Replayable reports whether the signature covers neither a timestamp nor
@@ -263,3 +266,19 @@ func (p Preset) Replayable() bool {
 	}
 	return !d.needsTS && !d.needsID
 }
+
+// SecretKind is what a scheme does with its configured secrets.
+type SecretKind uint8
+
+const (
+	// SecretMACKey is a shared key for a MAC or hash, used as written (or as
+	// a declarative spec's secret_encoding says).
+	SecretMACKey SecretKind = iota
+	// SecretMACKeyHex is a shared MAC key written in hex.
+	SecretMACKeyHex
+	// SecretPublicKey is a public key; the provider holds the private one.
+	SecretPublicKey
+	// SecretToken is compared as given: a token, a password, a client state
+	// or a secret learned in a handshake. It is not a key.
+	SecretToken
+)
