@@ -154,7 +154,8 @@ func peerIP(r *http.Request) string {
 	return host
 }
 
-func scheme(r *http.Request) string {
+// proto is the protocol the request came in on, as X-Forwarded-Proto names it.
+func proto(r *http.Request) string {
 	if r.TLS != nil {
 		return "https"
 	}
@@ -170,7 +171,7 @@ func (s *source) requestURL(r *http.Request) string {
 		}
 		return s.PublicURL + "?" + r.URL.RawQuery
 	}
-	u := scheme(r) + "://" + r.Host + r.URL.Path
+	u := proto(r) + "://" + r.Host + r.URL.Path
 	if r.URL.RawQuery != "" {
 		u += "?" + r.URL.RawQuery
 	}

@@ -202,7 +202,7 @@ func (p *Pipeline) event(r *http.Request, src *source, body []byte, now time.Tim
 		RawQuery:        r.URL.RawQuery,
 		Host:            r.Host,
 		RemoteAddr:      r.RemoteAddr,
-		Proto:           scheme(r),
+		Proto:           proto(r),
 		ViaTrustedProxy: p.trustedProxy(r),
 		Header:          r.Header,
 		Body:            body,
