@@ -17,6 +17,7 @@ import (
 	"github.com/hookgate/hookgate/internal/deliver"
 	"github.com/hookgate/hookgate/internal/ingest"
 	"github.com/hookgate/hookgate/internal/store"
+	"github.com/hookgate/hookgate/internal/store/bolt"
 	natsstore "github.com/hookgate/hookgate/internal/store/jetstream"
 )
 
@@ -51,7 +52,7 @@ type storeSpec struct {
 // boltSpec is the embedded store in one file.
 func boltSpec(path string) storeSpec {
 	return storeSpec{key: path, open: func() (store.Backend, error) {
-		return store.OpenBolt(path, store.Options{OpenTimeout: 3 * time.Second})
+		return bolt.Open(path, bolt.Options{OpenTimeout: 3 * time.Second})
 	}}
 }
 

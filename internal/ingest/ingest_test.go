@@ -17,6 +17,7 @@ import (
 
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/store"
+	"github.com/hookgate/hookgate/internal/store/bolt"
 	"github.com/hookgate/hookgate/internal/verify"
 )
 
@@ -65,7 +66,7 @@ var testNow = time.Unix(1700000000, 0)
 
 type harness struct {
 	p        *Pipeline
-	store    *store.Bolt
+	store    *bolt.Store
 	notified atomic.Int32
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/route"
 	"github.com/hookgate/hookgate/internal/store"
+	"github.com/hookgate/hookgate/internal/store/bolt"
 	"github.com/hookgate/hookgate/internal/verify"
 )
 
@@ -96,7 +97,7 @@ func routingHarnessAt(t testing.TB, yaml, dbPath string) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.OpenBolt(dbPath, store.Options{Now: func() time.Time { return testNow }})
+	st, err := bolt.Open(dbPath, bolt.Options{Now: func() time.Time { return testNow }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
-// Package store keeps events, their dedup keys, the delivery queue and the
-// delivery attempts. Bolt is the embedded implementation; the Store interface
-// leaves room for a distributed one.
+// Package store is the seam between Hookgate and its storage: the types that
+// cross it and the interfaces a backend implements. The backends are
+// store/bolt (one embedded file) and store/jetstream (shared by instances).
 package store
 
 import (
