@@ -2,25 +2,12 @@ package store
 
 import "time"
 
-// StateCanceled is a delivery whose retries an operator canceled.
-const StateCanceled State = "canceled"
-
-// Event statuses for listings, derived from the deliveries.
-const (
-	StatusPending     = "pending"
-	StatusDelivered   = "delivered"
-	StatusDead        = "dead"
-	StatusUnrouted    = "unrouted"
-	StatusQuarantined = "quarantined"
-	StatusCanceled    = "canceled"
-)
-
 // EventSummary is an event in a listing.
 type EventSummary struct {
 	ID          ID         `json:"id"`
 	Source      string     `json:"source"`
 	ReceivedAt  time.Time  `json:"received_at"`
-	Status      string     `json:"status"`
+	Status      State      `json:"status"`
 	DedupKey    string     `json:"dedup_key,omitempty"`
 	Deliveries  []Delivery `json:"deliveries"`
 	Quarantined string     `json:"quarantined,omitempty"`
@@ -29,8 +16,8 @@ type EventSummary struct {
 // ListFilter selects events, newest first.
 type ListFilter struct {
 	Source string
-	// Status is one of the Status* values; empty means any.
-	Status string
+	// Status is the event's status; empty means any.
+	Status State
 	// Query matches a substring of the event id or dedup key.
 	Query string
 	Since time.Time
@@ -43,12 +30,12 @@ type ListFilter struct {
 // Status derives an event's status: quarantined or unrouted first, then
 // pending if any delivery is, dead if any is, canceled if any is, else
 // delivered.
-func Status(e *Event, ds []Delivery) string {
+func Status(e *Event, ds []Delivery) State {
 	switch {
 	case e.Quarantined != "":
-		return StatusQuarantined
+		return StateQuarantined
 	case e.Unrouted || len(ds) == 0:
-		return StatusUnrouted
+		return StateUnrouted
 	}
 	has := map[State]bool{}
 	for _, d := range ds {
@@ -56,13 +43,13 @@ func Status(e *Event, ds []Delivery) string {
 	}
 	switch {
 	case has[StatePending]:
-		return StatusPending
+		return StatePending
 	case has[StateDead]:
-		return StatusDead
+		return StateDead
 	case has[StateCanceled]:
-		return StatusCanceled
+		return StateCanceled
 	}
-	return StatusDelivered
+	return StateDelivered
 }
 
 // UpstreamStats counts one upstream's deliveries.

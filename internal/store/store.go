@@ -17,14 +17,24 @@ var ErrUnavailable = errors.New("store unavailable")
 // ErrNotFound is returned for an unknown event or delivery.
 var ErrNotFound = errors.New("not found")
 
-// State is a delivery's state.
+// State is a delivery's state, and an event's status in a listing: the
+// state that matters most among its deliveries, or why it has none.
 type State string
 
-// Delivery states.
+// Delivery states; an event's status is one of these too.
 const (
 	StatePending   State = "pending"
 	StateDelivered State = "delivered"
 	StateDead      State = "dead"
+	// StateCanceled is a delivery whose retries an operator canceled.
+	StateCanceled State = "canceled"
+)
+
+// Statuses of an event without deliveries: no route took it, or a validation
+// gate parked it.
+const (
+	StateUnrouted    State = "unrouted"
+	StateQuarantined State = "quarantined"
 )
 
 // Event is a stored webhook request.

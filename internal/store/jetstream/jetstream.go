@@ -352,9 +352,9 @@ func (s *Store) publishEvent(ctx context.Context, rec *eventRecord, lastSeq uint
 	msg.Header.Set("Hookgate-Source", rec.Event.Source)
 	switch {
 	case rec.Event.Quarantined != "":
-		msg.Header.Set("Hookgate-Status", store.StatusQuarantined)
+		msg.Header.Set("Hookgate-Status", string(store.StateQuarantined))
 	case rec.Event.Unrouted || len(rec.Targets) == 0:
-		msg.Header.Set("Hookgate-Status", store.StatusUnrouted)
+		msg.Header.Set("Hookgate-Status", string(store.StateUnrouted))
 	}
 	opts := []jetstream.PublishOpt{}
 	if expect {

@@ -284,7 +284,7 @@ func TestCancelAndReroute(t *testing.T) {
 	}
 	// An unrouted event gets a delivery later.
 	un, _ := s.Ingest(ctx, newEvent("s", "", `{"late":true}`))
-	if rec, _ := s.Event(un.ID); store.Status(rec.Event, rec.Deliveries) != store.StatusUnrouted {
+	if rec, _ := s.Event(un.ID); store.Status(rec.Event, rec.Deliveries) != store.StateUnrouted {
 		t.Fatal("not unrouted")
 	}
 	if err := s.AddDeliveries(ctx, un.ID, []store.Target{{Upstream: "a"}}); err != nil {
@@ -315,14 +315,14 @@ func TestListStatsTimelineSecrets(t *testing.T) {
 	task := due(t, s, "a", 1)[0]
 	s.Record(ctx, store.Outcome{Key: task.Delivery.Key, Next: store.StateDelivered, Attempt: store.Attempt{N: 1, At: time.Now(), Status: 204}})
 	page, next, err := s.List(store.ListFilter{Limit: 3})
-	if err != nil || len(page) != 3 || next == nil || page[0].ID != ids[4] || page[0].Status != store.StatusUnrouted {
+	if err != nil || len(page) != 3 || next == nil || page[0].ID != ids[4] || page[0].Status != store.StateUnrouted {
 		t.Fatalf("first page: %+v next %v err %v", page, next, err)
 	}
 	rest, next2, err := s.List(store.ListFilter{Limit: 3, Before: next})
 	if err != nil || len(rest) != 2 || next2 != nil || rest[1].ID != ids[0] {
 		t.Fatalf("second page: %+v %v %v", rest, next2, err)
 	}
-	if only, _, _ := s.List(store.ListFilter{Source: "stripe", Status: store.StatusDelivered}); len(only) != 1 || only[0].ID != task.Event.ID {
+	if only, _, _ := s.List(store.ListFilter{Source: "stripe", Status: store.StateDelivered}); len(only) != 1 || only[0].ID != task.Event.ID {
 		t.Fatalf("filtered: %+v", only)
 	}
 	st, err := s.Stats()
