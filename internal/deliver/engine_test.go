@@ -296,7 +296,7 @@ func TestRetentionSweepThroughEngine(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1700000000, 0)}
 	s, _ := bolt.Open(t.TempDir()+"/h.db", bolt.Options{Now: clock.Now})
 	defer s.Close()
-	e := New(s, Options{Now: clock.Now})
+	e := New(s, Options{Now: clock.Now, Sweeper: s})
 	defer e.Stop()
 	e.SetRetention(24 * time.Hour)
 	e.Activate("cfg", map[string]Upstream{"legacy": up.config("legacy", 3)})
@@ -340,6 +340,9 @@ func TestStopHandsBackInFlightWork(t *testing.T) {
 	rec, _ := s.Event(id)
 	if len(rec.Attempts[0]) != 0 {
 		t.Fatalf("a canceled attempt was recorded: %+v", rec.Attempts[0])
+	}
+	if claimed, err := s.Claim(context.Background(), "legacy", time.Now(), 10); err != nil || len(claimed.Tasks) != 1 {
+		t.Fatalf("after stop the delivery is still leased: %d claimed, %v", len(claimed.Tasks), err)
 	}
 }
 

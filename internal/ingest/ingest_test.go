@@ -103,7 +103,7 @@ func (h *harness) send(path string, header http.Header, body []byte) *httptest.R
 }
 
 func (h *harness) pending(t testing.TB, upstream string) []store.Task {
-	tasks, err := h.store.Due(upstream, testNow.Add(time.Hour), 1000, nil)
+	tasks, err := h.store.Due(upstream, testNow.Add(time.Hour), 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

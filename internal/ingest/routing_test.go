@@ -168,7 +168,7 @@ func TestRouteShaping(t *testing.T) {
 		t.Fatalf("shaping: %+v", d)
 	}
 	_, id = h.post(t, "/gh", `{"type":"invoice.paid","amount":12.5}`)
-	tasks, _ := h.store.Due("audit", testNow.Add(time.Hour), 10, nil)
+	tasks, _ := h.store.Due("audit", testNow.Add(time.Hour), 10)
 	if len(tasks) != 1 || tasks[0].Event.ID.String() != id {
 		t.Fatalf("audit tasks: %+v", tasks)
 	}

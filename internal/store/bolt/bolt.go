@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -84,9 +85,16 @@ type Store struct {
 	durableTx atomic.Uint64
 	commits   atomic.Uint64
 	pending   atomic.Int64
+
+	leaseMu sync.Mutex
+	leased  map[store.DeliveryKey]struct{} // claimed and not yet settled or released
+	notify  func(upstream string)
 }
 
-var _ store.Backend = (*Store)(nil)
+var (
+	_ store.Backend = (*Store)(nil)
+	_ store.Sweeper = (*Store)(nil)
+)
 
 type writeOp struct {
 	fn   func(*bbolt.Tx) error
@@ -154,6 +162,7 @@ func Open(path string, opts Options) (*Store, error) {
 		writes:    make(chan *writeOp, maxBatch),
 		closing:   make(chan struct{}),
 		writerEnd: make(chan struct{}),
+		leased:    map[store.DeliveryKey]struct{}{},
 	}
 	s.ids.Continue(lastID)
 	err = db.View(func(tx *bbolt.Tx) error {
@@ -459,6 +468,7 @@ func (s *Store) Ingest(ctx context.Context, e *store.NewEvent) (store.IngestResu
 	}
 	if !result.Duplicate && !result.Replayed {
 		s.pending.Add(int64(len(e.Targets)))
+		s.queued(upstreamsOf(e.Targets)...)
 	}
 	return result, nil
 }
@@ -522,8 +532,20 @@ func (s *Store) AddDeliveries(ctx context.Context, id store.ID, targets []store.
 	})
 	if err == nil {
 		s.pending.Add(int64(len(targets)))
+		s.queued(upstreamsOf(targets)...)
 	}
 	return err
+}
+
+// upstreamsOf names the targets' upstreams.
+func upstreamsOf(targets []store.Target) []string {
+	out := make([]string, 0, len(targets))
+	for _, t := range targets {
+		if !slices.Contains(out, t.Upstream) {
+			out = append(out, t.Upstream)
+		}
+	}
+	return out
 }
 
 func (s *Store) durableDuplicate(dk []byte, now time.Time) (store.ID, bool) {
@@ -610,118 +632,6 @@ func getEvent(tx *bbolt.Tx, id store.ID) (*store.Event, error) {
 	}
 	e.Body = bytes.Clone(tx.Bucket(bucketBodies).Get(eventKey(id)))
 	return e, nil
-}
-
-// Due implements store.Store.
-func (s *Store) Due(upstream string, now time.Time, limit int, skip func(store.DeliveryKey) bool) ([]store.Task, error) {
-	var tasks []store.Task
-	err := s.db.View(func(tx *bbolt.Tx) error {
-		q := tx.Bucket(bucketQueue).Bucket([]byte(upstream))
-		if q == nil {
-			return nil
-		}
-		c := q.Cursor()
-		nowNano := uint64(now.UnixNano())
-		for k, _ := c.First(); k != nil && len(tasks) < limit; k, _ = c.Next() {
-			if binary.BigEndian.Uint64(k) > nowNano {
-				break
-			}
-			key := parseDeliveryKey(k[8:])
-			if skip != nil && skip(key) {
-				continue
-			}
-			d, err := getDelivery(tx, key)
-			if err != nil {
-				return err
-			}
-			if !isHead(tx, d) {
-				continue
-			}
-			e, err := getEvent(tx, key.Event)
-			if err != nil {
-				return err
-			}
-			task := store.Task{Delivery: *d, Event: e}
-			if d.Transformed {
-				task.Body = bytes.Clone(tx.Bucket(bucketDBodies).Get(deliveryKey(key)))
-			}
-			tasks = append(tasks, task)
-		}
-		return nil
-	})
-	return tasks, err
-}
-
-// NextDue implements store.Store.
-func (s *Store) NextDue(upstream string, skip func(store.DeliveryKey) bool) (time.Time, bool, error) {
-	var due time.Time
-	var found bool
-	err := s.db.View(func(tx *bbolt.Tx) error {
-		q := tx.Bucket(bucketQueue).Bucket([]byte(upstream))
-		if q == nil {
-			return nil
-		}
-		c := q.Cursor()
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			key := parseDeliveryKey(k[8:])
-			if skip != nil && skip(key) {
-				continue
-			}
-			// An ordered delivery behind another waits for it, not for its own time.
-			if d, err := getDelivery(tx, key); err != nil || !isHead(tx, d) {
-				continue
-			}
-			due, found = time.Unix(0, int64(binary.BigEndian.Uint64(k))), true
-			return nil
-		}
-		return nil
-	})
-	return due, found, err
-}
-
-// Record implements store.Store.
-func (s *Store) Record(ctx context.Context, o store.Outcome) error {
-	attempt, err := json.Marshal(o.Attempt)
-	if err != nil {
-		return err
-	}
-	err = s.update(ctx, func(tx *bbolt.Tx) error {
-		d, err := getDelivery(tx, o.Key)
-		if err != nil {
-			return err
-		}
-		if d.State != store.StatePending {
-			return fmt.Errorf("delivery %s/%d is %s, not pending", o.Key.Event, o.Key.Index, d.State)
-		}
-		if q := tx.Bucket(bucketQueue).Bucket([]byte(d.Upstream)); q != nil {
-			if err := q.Delete(queueKey(d.NextAt, d.Key)); err != nil {
-				return err
-			}
-		}
-		if err := tx.Bucket(bucketAttempts).Put(attemptKey(o.Key, o.Attempt.N), attempt); err != nil {
-			return err
-		}
-		d.Attempts = o.Attempt.N
-		d.LastStatus = o.Attempt.Status
-		d.LastError = o.Attempt.Error
-		d.UpdatedAt = o.Attempt.At.Add(o.Attempt.Duration)
-		d.State = o.Next
-		if o.Next == store.StatePending {
-			d.NextAt = o.RetryAt
-			if err := enqueue(tx, d); err != nil {
-				return err
-			}
-		} else if d.OrderKey != "" {
-			if err := tx.Bucket(bucketOrder).Delete(orderKey(d)); err != nil {
-				return err
-			}
-		}
-		return putDelivery(tx, d)
-	})
-	if err == nil && o.Next != store.StatePending {
-		s.pending.Add(-1)
-	}
-	return err
 }
 
 // Event implements store.Store.

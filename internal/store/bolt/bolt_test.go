@@ -81,7 +81,7 @@ func TestIngestStoresEventAndDeliveries(t *testing.T) {
 		t.Fatalf("deliveries: %+v", rec.Deliveries)
 	}
 	for _, up := range []string{"legacy", "billing"} {
-		tasks, err := s.Due(up, c.Now(), 10, nil)
+		tasks, err := s.Due(up, c.Now(), 10)
 		if err != nil || len(tasks) != 1 || tasks[0].Event.ID != res.ID || !bytes.Equal(tasks[0].Event.Body, []byte(body)) {
 			t.Fatalf("due for %s: %+v %v", up, tasks, err)
 		}
@@ -107,7 +107,7 @@ func TestDedupWindow(t *testing.T) {
 	if other.Duplicate {
 		t.Fatal("same key from another source counted as duplicate")
 	}
-	tasks, _ := s.Due("legacy", c.Now(), 10, nil)
+	tasks, _ := s.Due("legacy", c.Now(), 10)
 	if len(tasks) != 2 {
 		t.Fatalf("%d deliveries queued, want 2 (the duplicate adds none)", len(tasks))
 	}
@@ -148,7 +148,7 @@ func TestConcurrentCopiesMakeOneEvent(t *testing.T) {
 	if originals != 1 {
 		t.Fatalf("%d copies stored as new events, want 1", originals)
 	}
-	if tasks, _ := s.Due("legacy", c.Now(), 100, nil); len(tasks) != 1 {
+	if tasks, _ := s.Due("legacy", c.Now(), 100); len(tasks) != 1 {
 		t.Fatalf("%d deliveries queued, want 1", len(tasks))
 	}
 }
@@ -189,7 +189,7 @@ func TestConcurrentWritesShareCommits(t *testing.T) {
 	}
 }
 
-func TestDueOrderSkipAndNextDue(t *testing.T) {
+func TestClaimOrderLeasesAndNext(t *testing.T) {
 	c := &clock{now: time.Unix(1700000000, 0)}
 	s := openTest(t, "", c)
 	ctx := context.Background()
@@ -202,31 +202,68 @@ func TestDueOrderSkipAndNextDue(t *testing.T) {
 		ids = append(ids, res.ID)
 		c.Add(time.Second)
 	}
-	tasks, _ := s.Due("u", c.Now(), 10, nil)
+	tasks, _ := s.Due("u", c.Now(), 10)
 	if len(tasks) != 3 || tasks[0].Event.ID != ids[0] || tasks[2].Event.ID != ids[2] {
 		t.Fatalf("due order: %v", tasks)
 	}
-	skipFirst := func(k store.DeliveryKey) bool { return k.Event == ids[0] }
-	tasks, _ = s.Due("u", c.Now(), 1, skipFirst)
-	if len(tasks) != 1 || tasks[0].Event.ID != ids[1] {
-		t.Fatalf("skip/limit: %v", tasks)
+	// A leased delivery is left out of the next claim.
+	if first, err := s.Claim(ctx, "u", c.Now(), 1); err != nil || len(first.Tasks) != 1 || first.Tasks[0].Event.ID != ids[0] {
+		t.Fatalf("first claim: %v %v", first.Tasks, err)
+	}
+	claimed, _ := s.Claim(ctx, "u", c.Now(), 1)
+	if tasks = claimed.Tasks; len(tasks) != 1 || tasks[0].Event.ID != ids[1] {
+		t.Fatalf("lease/limit: %v", tasks)
 	}
 	// Retry the first one a minute from now: it moves behind the others.
-	err := s.Record(ctx, store.Outcome{Key: store.DeliveryKey{Event: ids[0]}, Attempt: store.Attempt{N: 1, At: c.Now(), Status: 503}, Next: store.StatePending, RetryAt: c.Now().Add(time.Minute)})
+	err := s.Settle(ctx, store.Outcome{Key: store.DeliveryKey{Event: ids[0]}, Attempt: store.Attempt{N: 1, At: c.Now(), Status: 503}, Next: store.StatePending, RetryAt: c.Now().Add(time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tasks, _ = s.Due("u", c.Now(), 10, nil)
+	tasks, _ = s.Due("u", c.Now(), 10)
 	if len(tasks) != 2 {
 		t.Fatalf("after reschedule %d due, want 2", len(tasks))
 	}
-	onlyRetry := func(k store.DeliveryKey) bool { return k.Event != ids[0] }
-	next, ok, err := s.NextDue("u", onlyRetry)
-	if err != nil || !ok || !next.Equal(c.Now().Add(time.Minute)) {
-		t.Fatalf("NextDue = %v %v %v, want %v", next, ok, err, c.Now().Add(time.Minute))
+	// With the others leased, the next due time is the retry's.
+	claimed, err = s.Claim(ctx, "u", c.Now(), 10)
+	if err != nil || len(claimed.Tasks) != 1 || claimed.Tasks[0].Event.ID != ids[2] || !claimed.HasNext || !claimed.Next.Equal(c.Now().Add(time.Minute)) {
+		t.Fatalf("Claim = %v, next %v %v %v, want %v", claimed.Tasks, claimed.Next, claimed.HasNext, err, c.Now().Add(time.Minute))
 	}
-	if _, ok, _ := s.NextDue("nobody", nil); ok {
-		t.Fatal("NextDue for an upstream without work")
+	if none, _ := s.Claim(ctx, "nobody", c.Now(), 10); none.HasNext || len(none.Tasks) != 0 {
+		t.Fatal("a next due time for an upstream without work")
+	}
+}
+
+// TestReleaseAndSettleEndLeases: a released delivery is claimed again as it
+// was; a settled one is claimed again when its retry is due.
+func TestReleaseAndSettleEndLeases(t *testing.T) {
+	c := &clock{now: time.Unix(1700000000, 0)}
+	s := openTest(t, "", c)
+	ctx := context.Background()
+	res, _ := s.Ingest(ctx, newEvent("s", "", "a", c, "u"))
+	claim := func() []store.Task {
+		claimed, err := s.Claim(ctx, "u", c.Now(), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return claimed.Tasks
+	}
+	if got := claim(); len(got) != 1 {
+		t.Fatalf("first claim: %v", got)
+	}
+	if got := claim(); len(got) != 0 {
+		t.Fatalf("a leased delivery claimed again: %v", got)
+	}
+	k := store.DeliveryKey{Event: res.ID}
+	s.Release(k)
+	if got := claim(); len(got) != 1 || got[0].Delivery.Attempts != 0 {
+		t.Fatalf("after release: %v", got)
+	}
+	if err := s.Settle(ctx, store.Outcome{Key: k, Attempt: store.Attempt{N: 1, At: c.Now(), Status: 503}, Next: store.StatePending, RetryAt: c.Now().Add(time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(time.Second)
+	if got := claim(); len(got) != 1 || got[0].Delivery.Attempts != 1 {
+		t.Fatalf("after settle: %v", got)
 	}
 }
 
@@ -236,14 +273,14 @@ func TestRecordOutcomes(t *testing.T) {
 	ctx := context.Background()
 	res, _ := s.Ingest(ctx, newEvent("s", "", "a", c, "u", "v"))
 	ku, kv := store.DeliveryKey{Event: res.ID, Index: 0}, store.DeliveryKey{Event: res.ID, Index: 1}
-	if err := s.Record(ctx, store.Outcome{Key: ku, Attempt: store.Attempt{N: 1, At: c.Now(), Status: 200}, Next: store.StateDelivered}); err != nil {
+	if err := s.Settle(ctx, store.Outcome{Key: ku, Attempt: store.Attempt{N: 1, At: c.Now(), Status: 200}, Next: store.StateDelivered}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Record(ctx, store.Outcome{Key: kv, Attempt: store.Attempt{N: 1, At: c.Now(), Status: 400, Error: "final status 400"}, Next: store.StateDead}); err != nil {
+	if err := s.Settle(ctx, store.Outcome{Key: kv, Attempt: store.Attempt{N: 1, At: c.Now(), Status: 400, Error: "final status 400"}, Next: store.StateDead}); err != nil {
 		t.Fatal(err)
 	}
 	for _, up := range []string{"u", "v"} {
-		if tasks, _ := s.Due(up, c.Now().Add(time.Hour), 10, nil); len(tasks) != 0 {
+		if tasks, _ := s.Due(up, c.Now().Add(time.Hour), 10); len(tasks) != 0 {
 			t.Fatalf("finished delivery to %s still queued", up)
 		}
 	}
@@ -254,7 +291,7 @@ func TestRecordOutcomes(t *testing.T) {
 	if len(rec.Attempts[0]) != 1 || rec.Attempts[1][0].Error != "final status 400" {
 		t.Fatalf("attempts: %+v", rec.Attempts)
 	}
-	err := s.Record(ctx, store.Outcome{Key: ku, Attempt: store.Attempt{N: 2}, Next: store.StateDelivered})
+	err := s.Settle(ctx, store.Outcome{Key: ku, Attempt: store.Attempt{N: 2}, Next: store.StateDelivered})
 	if err == nil {
 		t.Fatal("recording on a finished delivery was accepted")
 	}
@@ -275,7 +312,7 @@ func TestPendingWorkSurvivesReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	s2 := openTest(t, path, c)
-	tasks, err := s2.Due("u", c.Now(), 10, nil)
+	tasks, err := s2.Due("u", c.Now(), 10)
 	if err != nil || len(tasks) != 1 || tasks[0].Event.ID != res.ID || string(tasks[0].Event.Body) != "payload" {
 		t.Fatalf("after reopen: %+v %v", tasks, err)
 	}

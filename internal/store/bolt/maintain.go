@@ -138,6 +138,7 @@ func (s *Store) Replay(ctx context.Context, f store.ReplayFilter) (store.ReplayR
 		return store.ReplayResult{}, err
 	}
 	s.pending.Add(int64(res.Replayed))
+	s.queued(res.Upstreams...)
 	return res, nil
 }
 

@@ -12,7 +12,7 @@ import (
 
 func finish(t *testing.T, s *Store, id store.ID, idx uint16, state store.State, c *clock) {
 	t.Helper()
-	err := s.Record(context.Background(), store.Outcome{Key: store.DeliveryKey{Event: id, Index: idx}, Attempt: store.Attempt{N: 1, At: c.Now(), Status: 500}, Next: state})
+	err := s.Settle(context.Background(), store.Outcome{Key: store.DeliveryKey{Event: id, Index: idx}, Attempt: store.Attempt{N: 1, At: c.Now(), Status: 500}, Next: state})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestReplay(t *testing.T) {
 	if d.State != store.StatePending || d.RetryBase != 1 || !d.ReplayedAt.Equal(c.Now()) || rec.Deliveries[1].State != store.StateDelivered {
 		t.Fatalf("after replay: %+v / %+v", d, rec.Deliveries[1])
 	}
-	if tasks, _ := s.Due("u", c.Now(), 10, nil); len(tasks) != 1 {
+	if tasks, _ := s.Due("u", c.Now(), 10); len(tasks) != 1 {
 		t.Fatalf("%d due after replay", len(tasks))
 	}
 	// Bulk, by source, in pages of two, resumable.
@@ -195,7 +195,7 @@ func TestOrderedDeliveriesWaitTheirTurn(t *testing.T) {
 	}
 	a1, b1, a2, a3 := ingestOrdered("A"), ingestOrdered("B"), ingestOrdered("A"), ingestOrdered("A")
 	dueIDs := func() []store.ID {
-		tasks, _ := s.Due("u", c.Now().Add(time.Hour), 10, nil)
+		tasks, _ := s.Due("u", c.Now().Add(time.Hour), 10)
 		var out []store.ID
 		for _, t := range tasks {
 			out = append(out, t.Event.ID)
@@ -206,13 +206,13 @@ func TestOrderedDeliveriesWaitTheirTurn(t *testing.T) {
 		t.Fatalf("due %v, want the heads of A and B only", got)
 	}
 	// The head of A fails and is retried later: A's others still wait.
-	s.Record(ctx, store.Outcome{Key: store.DeliveryKey{Event: a1}, Attempt: store.Attempt{N: 1, At: c.Now(), Status: 503}, Next: store.StatePending, RetryAt: c.Now().Add(time.Minute)})
+	s.Settle(ctx, store.Outcome{Key: store.DeliveryKey{Event: a1}, Attempt: store.Attempt{N: 1, At: c.Now(), Status: 503}, Next: store.StatePending, RetryAt: c.Now().Add(time.Minute)})
 	if got := dueIDs(); len(got) != 2 || got[0] != b1 || got[1] != a1 {
 		t.Fatalf("due after a retry %v, want b1 then a1 (a2, a3 wait)", got)
 	}
-	next, ok, _ := s.NextDue("u", func(k store.DeliveryKey) bool { return k.Event == b1 })
-	if !ok || !next.Equal(c.Now().Add(time.Minute)) {
-		t.Fatalf("NextDue %v %v, want the retry time of A's head", next, ok)
+	claimed, _ := s.Claim(ctx, "u", c.Now(), 10)
+	if len(claimed.Tasks) != 1 || claimed.Tasks[0].Event.ID != b1 || !claimed.HasNext || !claimed.Next.Equal(c.Now().Add(time.Minute)) {
+		t.Fatalf("claimed %v, next %v %v, want b1 then the retry time of A's head", claimed.Tasks, claimed.Next, claimed.HasNext)
 	}
 	finish(t, s, a1, 0, store.StateDead, c) // a dead head does not block the line
 	if got := dueIDs(); len(got) != 2 || got[1] != a2 {
