@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"maps"
 	"slices"
 	"time"
 
@@ -36,41 +37,26 @@ func eventMeta(tx *bbolt.Tx, id []byte) (*store.Event, error) {
 	return e, nil
 }
 
-// Replay implements store.Store.
+// Replay implements store.Queue.
 func (s *Store) Replay(ctx context.Context, f store.ReplayFilter) (store.ReplayResult, error) {
 	if f.Limit <= 0 {
 		f.Limit = 1000
 	}
-	states := f.States
-	if len(states) == 0 {
-		states = []store.State{store.StateDead}
+	if len(f.States) == 0 {
+		f.States = []store.State{store.StateDead}
 	}
 	now := s.now()
 	var res store.ReplayResult
 	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		res = store.ReplayResult{}
 		upstreams := map[string]bool{}
-		var start []byte
-		switch {
-		case f.Event != nil:
-			start = f.Event[:]
-		case f.After != nil:
-			after := deliveryKey(store.DeliveryKey{Event: *f.After, Index: 0xffff})
-			start = append(after, 0)
-		case !f.Since.IsZero():
-			id := idAt(f.Since)
-			start = id[:]
-		}
+		sources := sourceCache{tx: tx}
 		c := tx.Bucket(bucketDeliveries).Cursor()
 		var k, v []byte
-		if start == nil {
+		if start := replayStart(f); start == nil {
 			k, v = c.First()
 		} else {
 			k, v = c.Seek(start)
-		}
-		var sourceOf struct {
-			id     []byte
-			source string
 		}
 		for ; k != nil; k, v = c.Next() {
 			key := parseDeliveryKey(k)
@@ -88,34 +74,20 @@ func (s *Store) Replay(ctx context.Context, f store.ReplayFilter) (store.ReplayR
 			if err := json.Unmarshal(v, d); err != nil {
 				return err
 			}
-			if !slices.Contains(states, d.State) || (f.Upstream != "" && d.Upstream != f.Upstream) {
+			if !slices.Contains(f.States, d.State) || (f.Upstream != "" && d.Upstream != f.Upstream) {
 				continue
 			}
 			if f.Source != "" {
-				if !bytes.Equal(sourceOf.id, key.Event[:]) {
-					e, err := eventMeta(tx, key.Event[:])
-					if err != nil {
-						return err
-					}
-					sourceOf.id, sourceOf.source = bytes.Clone(key.Event[:]), e.Source
+				source, err := sources.of(key.Event)
+				if err != nil {
+					return err
 				}
-				if sourceOf.source != f.Source {
+				if source != f.Source {
 					continue
 				}
 			}
-			if d.State == store.StatePending {
-				if q := tx.Bucket(bucketQueue).Bucket([]byte(d.Upstream)); q != nil {
-					if err := q.Delete(queueKey(d.NextAt, d.Key)); err != nil {
-						return err
-					}
-				}
-			}
 			wasPending := d.State == store.StatePending
-			d.State, d.RetryBase, d.ReplayedAt, d.NextAt, d.UpdatedAt = store.StatePending, d.Attempts, now, now, now
-			if err := putDelivery(tx, d); err != nil {
-				return err
-			}
-			if err := enqueue(tx, d); err != nil {
+			if err := requeue(tx, d, now); err != nil {
 				return err
 			}
 			if !wasPending {
@@ -128,10 +100,7 @@ func (s *Store) Replay(ctx context.Context, f store.ReplayFilter) (store.ReplayR
 		if k == nil || f.Event != nil {
 			res.Next = nil
 		}
-		for u := range upstreams {
-			res.Upstreams = append(res.Upstreams, u)
-		}
-		slices.Sort(res.Upstreams)
+		res.Upstreams = slices.Sorted(maps.Keys(upstreams))
 		return nil
 	})
 	if err != nil {
@@ -140,6 +109,59 @@ func (s *Store) Replay(ctx context.Context, f store.ReplayFilter) (store.ReplayR
 	s.pending.Add(int64(res.Replayed))
 	s.queued(res.Upstreams...)
 	return res, nil
+}
+
+// replayStart is the deliveries key a replay's scan starts at; nil for the
+// first.
+func replayStart(f store.ReplayFilter) []byte {
+	switch {
+	case f.Event != nil:
+		return f.Event[:]
+	case f.After != nil:
+		after := deliveryKey(store.DeliveryKey{Event: *f.After, Index: 0xffff})
+		return append(after, 0)
+	case !f.Since.IsZero():
+		id := idAt(f.Since)
+		return id[:]
+	}
+	return nil
+}
+
+// sourceCache reads the source of the event a replay's scan is in, once
+// per event: an event's deliveries are adjacent.
+type sourceCache struct {
+	tx     *bbolt.Tx
+	id     store.ID
+	source string
+	ok     bool
+}
+
+func (c *sourceCache) of(id store.ID) (string, error) {
+	if c.ok && c.id == id {
+		return c.source, nil
+	}
+	e, err := eventMeta(c.tx, id[:])
+	if err != nil {
+		return "", err
+	}
+	c.id, c.source, c.ok = id, e.Source, true
+	return c.source, nil
+}
+
+// requeue makes a delivery pending again, due now, with a fresh retry budget.
+func requeue(tx *bbolt.Tx, d *store.Delivery, now time.Time) error {
+	if d.State == store.StatePending {
+		if q := tx.Bucket(bucketQueue).Bucket([]byte(d.Upstream)); q != nil {
+			if err := q.Delete(queueKey(d.NextAt, d.Key)); err != nil {
+				return err
+			}
+		}
+	}
+	d.State, d.RetryBase, d.ReplayedAt, d.NextAt, d.UpdatedAt = store.StatePending, d.Attempts, now, now, now
+	if err := putDelivery(tx, d); err != nil {
+		return err
+	}
+	return enqueue(tx, d)
 }
 
 // Sweep implements store.Store.
