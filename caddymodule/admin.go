@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -458,10 +457,8 @@ func backup(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
 	if _, browser := r.Header["Origin"]; browser {
 		return apiError(http.StatusForbidden, "a backup holds every body and secret unmasked: it is served to tools that send no Origin (hookgate backup), not to browsers or the inspector")
 	}
-	src, ok := g.handle.store.(interface {
-		Backup(w io.Writer, sized func(int64)) (int64, error)
-	})
-	if !ok {
+	src := g.handle.backup
+	if src == nil {
 		stream, _, _ := strings.Cut(strings.TrimPrefix(g.handle.store.Path(), "jetstream:"), "@")
 		return apiError(http.StatusNotImplemented, "store %s is on NATS JetStream, which keeps its own copies (replicas); back it up with NATS: nats stream backup for each of %[2]s, %[2]s_WORK, %[2]s_DEAD, KV_%[2]s_dedup, KV_%[2]s_state and KV_%[2]s_secrets", g.handle.store.Path(), stream)
 	}

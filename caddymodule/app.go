@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"reflect"
 	"slices"
@@ -33,6 +34,7 @@ var stores = caddy.NewUsagePool()
 // storeHandle is the pooled value: the store and the engine that delivers from it.
 type storeHandle struct {
 	store  store.Backend
+	backup snapshotter // nil for a store that keeps its own copies
 	engine *deliver.Engine
 }
 
@@ -55,6 +57,15 @@ type openStore struct {
 	// sweeper deletes what retention no longer keeps; nil for a store whose
 	// data expires by itself.
 	sweeper store.Sweeper
+	// backup copies the store for the admin API; nil for a store that
+	// keeps its own copies.
+	backup snapshotter
+}
+
+// snapshotter writes a consistent copy of a store while it runs, announcing
+// its size first (bolt.Store.Backup).
+type snapshotter interface {
+	Backup(w io.Writer, sized func(size int64)) (int64, error)
 }
 
 // boltSpec is the embedded store in one file.
@@ -64,7 +75,7 @@ func boltSpec(path string) storeSpec {
 		if err != nil {
 			return openStore{}, err
 		}
-		return openStore{Backend: st, sweeper: st}, nil
+		return openStore{Backend: st, sweeper: st, backup: st}, nil
 	}}
 }
 
@@ -88,7 +99,7 @@ func acquireStore(spec storeSpec, logger *zap.Logger) (*storeHandle, error) {
 			return nil, err
 		}
 		engine := deliver.New(st, deliver.Options{Logger: logger.Named("deliver"), OnAttempt: observeAttempt, Sweeper: st.sweeper})
-		return &storeHandle{store: st.Backend, engine: engine}, nil
+		return &storeHandle{store: st.Backend, backup: st.backup, engine: engine}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("webhook_gateway: %w", err)
