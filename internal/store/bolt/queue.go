@@ -84,15 +84,20 @@ func due(tx *bbolt.Tx, upstream string, now time.Time, limit int, skip map[store
 		if _, ok := skip[key]; ok {
 			continue
 		}
+		at := binary.BigEndian.Uint64(k)
+		taking := at <= nowNano && len(c.Tasks) < limit
 		d, err := getDelivery(tx, key)
 		if err != nil {
-			return c, err
+			if taking {
+				return c, err
+			}
+			continue // only looking for the next due time
 		}
 		// An ordered delivery behind another waits for it, not for its own time.
 		if !isHead(tx, d) {
 			continue
 		}
-		if at := binary.BigEndian.Uint64(k); at > nowNano || len(c.Tasks) == limit {
+		if !taking {
 			c.Next, c.HasNext = time.Unix(0, int64(at)), true
 			return c, nil
 		}
