@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -170,13 +169,18 @@ func pageParams(r *http.Request, resumeName string, defLimit, maxLimit int) (lim
 	return
 }
 
-var statuses = []string{store.StatusPending, store.StatusDelivered, store.StatusDead, store.StatusUnrouted, store.StatusQuarantined, store.StatusCanceled}
+// statuses are the event statuses a listing filters by.
+var statuses = []store.State{store.StatePending, store.StateDelivered, store.StateDead, store.StateUnrouted, store.StateQuarantined, store.StateCanceled}
 
 func listEvents(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
 	q := r.URL.Query()
-	f := store.ListFilter{Source: q.Get("source"), Status: q.Get("status"), Query: q.Get("q")}
+	f := store.ListFilter{Source: q.Get("source"), Status: store.State(q.Get("status")), Query: q.Get("q")}
 	if f.Status != "" && !slices.Contains(statuses, f.Status) {
-		return apiError(http.StatusBadRequest, "status: want one of %s, got %q", strings.Join(statuses, ", "), f.Status)
+		names := make([]string, len(statuses))
+		for i, s := range statuses {
+			names[i] = string(s)
+		}
+		return apiError(http.StatusBadRequest, "status: want one of %s, got %q", strings.Join(names, ", "), f.Status)
 	}
 	var err error
 	if f.Limit, f.Since, f.Until, f.Before, err = pageParams(r, "cursor", 50, 1000); err != nil {
@@ -279,7 +283,7 @@ func maskBodyFields(body []byte, fields []string) ([]byte, bool) {
 type eventView struct {
 	ID         string      `json:"id"`
 	Source     string      `json:"source"`
-	Status     string      `json:"status"`
+	Status     store.State `json:"status"`
 	ReceivedAt time.Time   `json:"received_at"`
 	Method     string      `json:"method"`
 	Path       string      `json:"path"`
@@ -453,10 +457,8 @@ func backup(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
 	if _, browser := r.Header["Origin"]; browser {
 		return apiError(http.StatusForbidden, "a backup holds every body and secret unmasked: it is served to tools that send no Origin (hookgate backup), not to browsers or the inspector")
 	}
-	src, ok := g.handle.store.(interface {
-		Backup(w io.Writer, sized func(int64)) (int64, error)
-	})
-	if !ok {
+	src := g.handle.backup
+	if src == nil {
 		stream, _, _ := strings.Cut(strings.TrimPrefix(g.handle.store.Path(), "jetstream:"), "@")
 		return apiError(http.StatusNotImplemented, "store %s is on NATS JetStream, which keeps its own copies (replicas); back it up with NATS: nats stream backup for each of %[2]s, %[2]s_WORK, %[2]s_DEAD, KV_%[2]s_dedup, KV_%[2]s_state and KV_%[2]s_secrets", g.handle.store.Path(), stream)
 	}

@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"reflect"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"github.com/hookgate/hookgate/internal/deliver"
 	"github.com/hookgate/hookgate/internal/ingest"
 	"github.com/hookgate/hookgate/internal/store"
+	"github.com/hookgate/hookgate/internal/store/bolt"
 	natsstore "github.com/hookgate/hookgate/internal/store/jetstream"
 )
 
@@ -33,6 +35,7 @@ var stores = caddy.NewUsagePool()
 // storeHandle is the pooled value: the store and the engine that delivers from it.
 type storeHandle struct {
 	store  store.Backend
+	backup snapshotter // nil for a store that keeps its own copies
 	engine *deliver.Engine
 }
 
@@ -46,22 +49,47 @@ func (s *storeHandle) Destruct() error {
 // open it.
 type storeSpec struct {
 	key  string
-	open func() (store.Backend, error)
+	open func() (openStore, error)
+}
+
+// openStore is an open store with the roles only some backends play.
+type openStore struct {
+	store.Backend
+	// sweeper deletes what retention no longer keeps; nil for a store whose
+	// data expires by itself.
+	sweeper store.Sweeper
+	// backup copies the store for the admin API; nil for a store that
+	// keeps its own copies.
+	backup snapshotter
+}
+
+// snapshotter writes a consistent copy of a store while it runs, announcing
+// its size first (bolt.Store.Backup).
+type snapshotter interface {
+	Backup(w io.Writer, sized func(size int64)) (int64, error)
 }
 
 // boltSpec is the embedded store in one file.
 func boltSpec(path string) storeSpec {
-	return storeSpec{key: path, open: func() (store.Backend, error) {
-		return store.OpenBolt(path, store.Options{OpenTimeout: 3 * time.Second})
+	return storeSpec{key: path, open: func() (openStore, error) {
+		st, err := bolt.Open(path, bolt.Options{OpenTimeout: 3 * time.Second})
+		if err != nil {
+			return openStore{}, err
+		}
+		return openStore{Backend: st, sweeper: st, backup: st}, nil
 	}}
 }
 
 // jetstreamSpec is the shared store on NATS JetStream. Instances of the same
 // process that name the same servers and stream share one connection.
 func jetstreamSpec(js *config.JetStream, retention time.Duration) storeSpec {
-	return storeSpec{key: "jetstream:" + js.Stream + "@" + js.URL, open: func() (store.Backend, error) {
-		return natsstore.Open(natsstore.Options{URL: js.URL, Stream: js.Stream, Replicas: js.Replicas,
+	return storeSpec{key: "jetstream:" + js.Stream + "@" + js.URL, open: func() (openStore, error) {
+		st, err := natsstore.Open(natsstore.Options{URL: js.URL, Stream: js.Stream, Replicas: js.Replicas,
 			Credentials: js.Credentials, Retention: retention})
+		if err != nil {
+			return openStore{}, err
+		}
+		return openStore{Backend: st}, nil
 	}}
 }
 
@@ -71,11 +99,8 @@ func acquireStore(spec storeSpec, logger *zap.Logger) (*storeHandle, error) {
 		if err != nil {
 			return nil, err
 		}
-		engine := deliver.New(st, deliver.Options{Logger: logger.Named("deliver"), OnAttempt: observeAttempt})
-		if shared, ok := st.(*natsstore.Store); ok {
-			shared.SetNotify(engine.Notify)
-		}
-		return &storeHandle{store: st, engine: engine}, nil
+		engine := deliver.New(st, deliver.Options{Logger: logger.Named("deliver"), OnAttempt: observeAttempt, Sweeper: st.sweeper})
+		return &storeHandle{store: st.Backend, backup: st.backup, engine: engine}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("webhook_gateway: %w", err)

@@ -13,7 +13,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/hookgate/hookgate/internal/store"
+	boltstore "github.com/hookgate/hookgate/internal/store/bolt"
 )
 
 // snapshots returns the bytes of a backup of a fresh store, and of a bbolt
@@ -21,7 +21,7 @@ import (
 func snapshots(t *testing.T) (hookgate, foreign []byte) {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := store.OpenBolt(filepath.Join(dir, "hookgate.db"), store.Options{})
+	s, err := boltstore.Open(filepath.Join(dir, "hookgate.db"), boltstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

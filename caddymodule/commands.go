@@ -22,6 +22,7 @@ import (
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/ingest"
 	"github.com/hookgate/hookgate/internal/store"
+	"github.com/hookgate/hookgate/internal/store/bolt"
 	natsstore "github.com/hookgate/hookgate/internal/store/jetstream"
 	"github.com/hookgate/hookgate/internal/verify"
 )
@@ -316,7 +317,7 @@ func cmdCompact(fl caddycmd.Flags) (int, error) {
 	}
 	tmp := path + ".compact"
 	os.Remove(tmp)
-	if err := store.Compact(tmp, path); err != nil {
+	if err := bolt.Compact(tmp, path); err != nil {
 		os.Remove(tmp)
 		return caddy.ExitCodeFailedStartup, fmt.Errorf("compacting %s (is the gateway still running?): %w", path, err)
 	}
@@ -369,7 +370,7 @@ func cmdMigrate(fl caddycmd.Flags) (int, error) {
 	if _, err := os.Stat(from); err != nil {
 		return caddy.ExitCodeFailedStartup, err
 	}
-	src, err := store.OpenBolt(from, store.Options{OpenTimeout: 3 * time.Second})
+	src, err := bolt.Open(from, bolt.Options{OpenTimeout: 3 * time.Second})
 	if err != nil {
 		return caddy.ExitCodeFailedStartup, fmt.Errorf("opening %s (is the gateway still running?): %w", from, err)
 	}

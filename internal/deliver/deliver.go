@@ -119,12 +119,16 @@ type Options struct {
 	// OnAttempt, when set, is told each attempt's upstream, outcome
 	// (delivered, retry, dead) and duration, for metrics.
 	OnAttempt func(upstream, outcome string, took time.Duration)
+	// Sweeper, when set, deletes finished events past the retention; a
+	// store whose data expires by itself needs none.
+	Sweeper store.Sweeper
 }
 
 // Engine runs deliveries for one store. Exactly one engine exists per store,
 // so overlapping configurations (a reload) never run two sets of workers.
 type Engine struct {
-	store     store.Store
+	store     store.Queue
+	sweep     store.Sweeper
 	log       *zap.Logger
 	now       func() time.Time
 	jitter    func() float64
@@ -147,8 +151,9 @@ type generation struct {
 	upstreams map[string]Upstream
 }
 
-// New returns an engine for st. It delivers nothing until Activate.
-func New(st store.Store, opts Options) *Engine {
+// New returns an engine for the deliveries q queues. It delivers nothing
+// until Activate.
+func New(q store.Queue, opts Options) *Engine {
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
 	}
@@ -163,10 +168,14 @@ func New(st store.Store, opts Options) *Engine {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{
-		store: st, log: opts.Logger, now: opts.Now, jitter: opts.Jitter, grace: opts.StopGrace, onAttempt: opts.OnAttempt,
+		store: q, sweep: opts.Sweeper, log: opts.Logger, now: opts.Now, jitter: opts.Jitter, grace: opts.StopGrace, onAttempt: opts.OnAttempt,
 		ctx: ctx, cancel: cancel, lanes: map[string]*lane{}, sweeperDone: make(chan struct{}),
 	}
-	go e.sweeper()
+	if e.sweep == nil {
+		close(e.sweeperDone)
+	} else {
+		go e.sweeper()
+	}
 	return e
 }
 
@@ -205,10 +214,10 @@ func (e *Engine) SweepNow() int {
 	e.mu.Lock()
 	retention := e.retention
 	e.mu.Unlock()
-	if retention <= 0 {
+	if retention <= 0 || e.sweep == nil {
 		return 0
 	}
-	n, err := e.store.Sweep(e.ctx, e.now().Add(-retention), sweepBatch)
+	n, err := e.sweep.Sweep(e.ctx, e.now().Add(-retention), sweepBatch)
 	if err != nil && e.ctx.Err() == nil {
 		e.log.Error("retention sweep", zap.Error(err))
 	}
@@ -279,13 +288,16 @@ func (e *Engine) apply() {
 			l.configure(nil)
 		}
 	}
-	configurer, _ := e.store.(store.UpstreamConfigurer)
-	for name, up := range want {
-		if configurer != nil {
-			if err := configurer.ConfigureUpstream(name, up.Timeout); err != nil {
-				e.log.Error("configuring the store for an upstream", zap.String("upstream", name), zap.Error(err))
-			}
+	if len(want) > 0 {
+		settings := make(map[string]store.UpstreamSettings, len(want))
+		for name, up := range want {
+			settings[name] = store.UpstreamSettings{AttemptTimeout: up.Timeout}
 		}
+		if err := e.store.Configure(settings, e.Notify); err != nil {
+			e.log.Error("configuring the store's delivery", zap.Error(err))
+		}
+	}
+	for name, up := range want {
 		l, ok := e.lanes[name]
 		if !ok {
 			l = newLane(e, name)
@@ -373,7 +385,7 @@ type lane struct {
 
 	mu       sync.Mutex
 	cfg      *Upstream // nil while paused
-	taken    map[store.DeliveryKey]struct{}
+	busy     int       // attempts under way
 	inflight sync.WaitGroup
 	limiter  *rate.Limiter
 	breaker  *breaker
@@ -401,7 +413,6 @@ func newLane(e *Engine, name string) *lane {
 		wake:    make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
-		taken:   map[store.DeliveryKey]struct{}{},
 		limiter: rate.NewLimiter(rate.Inf, 1),
 		breaker: newBreaker(BreakerPolicy{}),
 	}
@@ -430,11 +441,6 @@ func (l *lane) poke() {
 	case l.wake <- struct{}{}:
 	default:
 	}
-}
-
-func (l *lane) isTaken(k store.DeliveryKey) bool {
-	_, ok := l.taken[k] // called from run with l.mu held
-	return ok
 }
 
 // idlePoll bounds how long a lane sleeps without a wake-up, as a safety net.
@@ -475,7 +481,7 @@ func (l *lane) dispatch() time.Duration {
 		return idlePoll
 	}
 	cfg := *l.cfg
-	free := cfg.Concurrency - len(l.taken)
+	free := cfg.Concurrency - l.busy
 	if free <= 0 {
 		return idlePoll // a finishing attempt pokes the lane
 	}
@@ -495,58 +501,60 @@ func (l *lane) dispatch() time.Duration {
 		}
 		allowed = min(allowed, tokens)
 	}
-	// No delay the engine schedules exceeds MaxInterval (Retry-After is
-	// capped at it), so a delivery due further ahead was scheduled before the
-	// wall clock went back (or max_interval was lowered): it is due now.
-	farAhead := func(next time.Time) bool { return next.Sub(now) > cfg.Retry.MaxInterval+clockSlack }
-	tasks, err := l.e.store.Due(l.name, now, allowed, l.isTaken)
-	var next time.Time
-	nextOK, nextKnown := false, false
-	if err == nil && len(tasks) == 0 {
-		next, nextOK, _ = l.e.store.NextDue(l.name, l.isTaken)
-		nextKnown = true
-		if nextOK && farAhead(next) {
-			tasks, err = l.e.store.Due(l.name, next, allowed, l.isTaken)
-			nextKnown = false
-		}
-	}
+	claimed, err := l.claim(cfg, now, allowed)
 	if err != nil {
 		l.breaker.release()
 		l.e.log.Error("reading due deliveries", zap.String("upstream", l.name), zap.Error(err))
 		return time.Second
 	}
-	if len(tasks) == 0 {
+	if len(claimed.Tasks) == 0 {
 		l.breaker.release()
 	}
-	for _, t := range tasks {
+	for _, t := range claimed.Tasks {
 		if cfg.Rate > 0 {
 			l.limiter.Allow()
 		}
-		l.taken[t.Delivery.Key] = struct{}{}
+		l.busy++
 		l.inflight.Add(1)
 		go l.attempt(cfg, t)
 	}
-	if len(tasks) == allowed {
+	if len(claimed.Tasks) == allowed {
 		if allowed < free {
 			return time.Millisecond // more may be allowed soon: rate or probe
 		}
 		return idlePoll
 	}
-	if !nextKnown { // the lookup above still holds when nothing started
-		next, nextOK, err = l.e.store.NextDue(l.name, l.isTaken)
-	}
-	if err != nil || !nextOK {
+	if !claimed.HasNext {
 		return idlePoll
 	}
-	if farAhead(next) {
-		return time.Millisecond // due now as well, as above
+	if farAhead(cfg, now, claimed.Next) {
+		return time.Millisecond // due now as well, as below
 	}
-	return min(max(next.Sub(now), 0), idlePoll)
+	return min(max(claimed.Next.Sub(now), 0), idlePoll)
 }
 
-func (l *lane) release(k store.DeliveryKey) {
+// claim leases up to limit due deliveries. When none is due but the next
+// lies further ahead than farAhead allows, that one is due now.
+func (l *lane) claim(cfg Upstream, now time.Time, limit int) (store.Claimed, error) {
+	claimed, err := l.e.store.Claim(l.e.ctx, l.name, now, limit)
+	if err == nil && len(claimed.Tasks) == 0 && claimed.HasNext && farAhead(cfg, now, claimed.Next) {
+		claimed, err = l.e.store.Claim(l.e.ctx, l.name, claimed.Next, limit)
+	}
+	return claimed, err
+}
+
+// farAhead reports a due time that only a wall clock gone back explains. No
+// delay the engine schedules exceeds MaxInterval (Retry-After is capped at
+// it), so a delivery due further ahead was scheduled before the clock went
+// back (or max_interval was lowered): it is due now.
+func farAhead(cfg Upstream, now, next time.Time) bool {
+	return next.Sub(now) > cfg.Retry.MaxInterval+clockSlack
+}
+
+// finish ends an attempt and lets the lane look for more work.
+func (l *lane) finish() {
 	l.mu.Lock()
-	delete(l.taken, k)
+	l.busy--
 	l.mu.Unlock()
 	l.inflight.Done()
 	l.poke()
@@ -556,7 +564,7 @@ func (l *lane) release(k store.DeliveryKey) {
 const responseSnippet = 1024
 
 func (l *lane) attempt(cfg Upstream, t store.Task) {
-	defer l.release(t.Delivery.Key)
+	defer l.finish()
 	n := t.Delivery.Attempts + 1
 	ctx, cancel := context.WithTimeout(l.e.ctx, cfg.Timeout)
 	defer cancel()
@@ -571,7 +579,8 @@ func (l *lane) attempt(cfg Upstream, t store.Task) {
 		resp, err = l.client.Do(req)
 	}
 	if err != nil && l.e.ctx.Err() != nil {
-		return // shutting down: the delivery stays queued as it was
+		l.e.store.Release(t.Delivery.Key) // shutting down: the delivery stays queued as it was
+		return
 	}
 	var retryAfter time.Duration
 	if err != nil {
@@ -612,7 +621,7 @@ func (l *lane) attempt(cfg Upstream, t store.Task) {
 		result := map[store.State]string{store.StateDelivered: "delivered", store.StatePending: "retry", store.StateDead: "dead"}[outcome.Next]
 		l.e.onAttempt(l.name, result, attempt.Duration)
 	}
-	if err := l.e.store.Record(context.Background(), outcome); err != nil {
+	if err := l.e.store.Settle(context.Background(), outcome); err != nil {
 		// The delivery stays queued under its old due time and is retried,
 		// after a pause: it is due at once, and the store may fail every
 		// write for a while (disk full, read-only).
@@ -621,6 +630,7 @@ func (l *lane) attempt(cfg Upstream, t store.Task) {
 		case <-time.After(recordPause):
 		case <-l.stop:
 		}
+		l.e.store.Release(t.Delivery.Key)
 	}
 }
 

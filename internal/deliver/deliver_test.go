@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/hookgate/hookgate/internal/store"
+	"github.com/hookgate/hookgate/internal/store/bolt"
 )
 
 func TestBackoffSchedule(t *testing.T) {
@@ -118,12 +119,12 @@ func (u *upstream) config(name string, attempts int) Upstream {
 	}
 }
 
-func openStore(t *testing.T, path string) *store.Bolt {
+func openStore(t *testing.T, path string) *bolt.Store {
 	t.Helper()
 	if path == "" {
 		path = filepath.Join(t.TempDir(), "hookgate.db")
 	}
-	s, err := store.OpenBolt(path, store.Options{})
+	s, err := bolt.Open(path, bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +349,7 @@ func TestActivationGenerations(t *testing.T) {
 func TestPendingWorkResumesWithNewEngine(t *testing.T) {
 	up := newUpstream(t, nil)
 	path := filepath.Join(t.TempDir(), "hookgate.db")
-	s, err := store.OpenBolt(path, store.Options{})
+	s, err := bolt.Open(path, bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

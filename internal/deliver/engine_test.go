@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hookgate/hookgate/internal/store"
+	"github.com/hookgate/hookgate/internal/store/bolt"
 )
 
 type fakeClock struct {
@@ -45,7 +46,7 @@ func TestBackoffScheduleWithClock(t *testing.T) {
 		w.WriteHeader(http.StatusBadGateway)
 	})
 	clock := &fakeClock{now: time.Unix(1700000000, 0)}
-	s, err := store.OpenBolt(t.TempDir()+"/h.db", store.Options{Now: clock.Now})
+	s, err := bolt.Open(t.TempDir()+"/h.db", bolt.Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestMaxAgeAndRetryOn(t *testing.T) {
 	up := newUpstream(t, func(_ int, w http.ResponseWriter) { w.WriteHeader(http.StatusConflict) })
 	down := newUpstream(t, func(_ int, w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) })
 	clock := &fakeClock{now: time.Unix(1700000000, 0)}
-	s, _ := store.OpenBolt(t.TempDir()+"/h.db", store.Options{Now: clock.Now})
+	s, _ := bolt.Open(t.TempDir()+"/h.db", bolt.Options{Now: clock.Now})
 	defer s.Close()
 	e := New(s, Options{Now: clock.Now, Jitter: func() float64 { return 0 }})
 	defer e.Stop()
@@ -293,9 +294,9 @@ func TestReplayDeadDeliveries(t *testing.T) {
 func TestRetentionSweepThroughEngine(t *testing.T) {
 	up := newUpstream(t, nil)
 	clock := &fakeClock{now: time.Unix(1700000000, 0)}
-	s, _ := store.OpenBolt(t.TempDir()+"/h.db", store.Options{Now: clock.Now})
+	s, _ := bolt.Open(t.TempDir()+"/h.db", bolt.Options{Now: clock.Now})
 	defer s.Close()
-	e := New(s, Options{Now: clock.Now})
+	e := New(s, Options{Now: clock.Now, Sweeper: s})
 	defer e.Stop()
 	e.SetRetention(24 * time.Hour)
 	e.Activate("cfg", map[string]Upstream{"legacy": up.config("legacy", 3)})
@@ -339,6 +340,9 @@ func TestStopHandsBackInFlightWork(t *testing.T) {
 	rec, _ := s.Event(id)
 	if len(rec.Attempts[0]) != 0 {
 		t.Fatalf("a canceled attempt was recorded: %+v", rec.Attempts[0])
+	}
+	if claimed, err := s.Claim(context.Background(), "legacy", time.Now(), 10); err != nil || len(claimed.Tasks) != 1 {
+		t.Fatalf("after stop the delivery is still leased: %d claimed, %v", len(claimed.Tasks), err)
 	}
 }
 

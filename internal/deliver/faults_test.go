@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hookgate/hookgate/internal/store"
+	"github.com/hookgate/hookgate/internal/store/bolt"
 )
 
 // tcpFault is a loopback TCP server that does something other than answer
@@ -286,9 +287,9 @@ func TestUnresolvableHost(t *testing.T) {
 }
 
 // clockStore opens a store on a fake clock, as the engine will run on it.
-func clockStore(t *testing.T, clock *fakeClock) *store.Bolt {
+func clockStore(t *testing.T, clock *fakeClock) *bolt.Store {
 	t.Helper()
-	s, err := store.OpenBolt(filepath.Join(t.TempDir(), "h.db"), store.Options{Now: clock.Now})
+	s, err := bolt.Open(filepath.Join(t.TempDir(), "h.db"), bolt.Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/ingest"
 	"github.com/hookgate/hookgate/internal/store"
+	"github.com/hookgate/hookgate/internal/store/bolt"
 	"github.com/hookgate/hookgate/internal/verify"
 )
 
@@ -66,7 +67,7 @@ var testNow = time.Unix(1700000000, 0)
 
 type harness struct {
 	p        *ingest.Pipeline
-	store    *store.Bolt
+	store    *bolt.Store
 	notified atomic.Int32
 }
 
@@ -103,7 +104,7 @@ func (h *harness) send(path string, header http.Header, body []byte) *httptest.R
 }
 
 func (h *harness) pending(t testing.TB, upstream string) []store.Task {
-	tasks, err := h.store.Due(upstream, testNow.Add(time.Hour), 1000, nil)
+	tasks, err := h.store.Due(upstream, testNow.Add(time.Hour), 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

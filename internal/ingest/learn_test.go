@@ -20,6 +20,7 @@ import (
 	"github.com/hookgate/hookgate/internal/ingest"
 	"github.com/hookgate/hookgate/internal/natstest"
 	"github.com/hookgate/hookgate/internal/store"
+	"github.com/hookgate/hookgate/internal/store/bolt"
 	natsstore "github.com/hookgate/hookgate/internal/store/jetstream"
 )
 
@@ -76,7 +77,7 @@ func pipelineOn(t testing.TB, routes string, st store.Store, log *zap.Logger) *h
 	}
 	p.Attach(st, nil, log, func() time.Time { return testNow })
 	h := &harness{p: p}
-	if b, ok := st.(*store.Bolt); ok {
+	if b, ok := st.(*bolt.Store); ok {
 		h.store = b
 	}
 	return h
@@ -134,7 +135,7 @@ func checkOnlySecretVerifies(t *testing.T, h *harness, n int, want string) {
 // and after a restart; the outcomes are counted and logged.
 func TestAsanaHandshakeRaceOnBolt(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "hookgate.db")
-	st, err := store.OpenBolt(dbPath, store.Options{})
+	st, err := bolt.Open(dbPath, bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,7 @@ func TestAsanaHandshakeRaceOnBolt(t *testing.T) {
 	}
 	st.Close()
 
-	st2, err := store.OpenBolt(dbPath, store.Options{})
+	st2, err := bolt.Open(dbPath, bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +240,7 @@ func TestAsanaHandshakeRaceOnJetStream(t *testing.T) {
 // source named asana at /asana: a secret one learns never verifies on the
 // other, and each learns its own.
 func TestLearnedSecretsAreScoped(t *testing.T) {
-	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "hookgate.db"), store.Options{})
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "hookgate.db"), bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +281,7 @@ func TestLearnedSecretsAreScoped(t *testing.T) {
 func TestLearningWindow(t *testing.T) {
 	past := "    public_url: https://hooks.example.com/asana\n    learn_secret: {until: \"" + testNow.Add(-time.Second).UTC().Format(time.RFC3339) + "\"}\n"
 	for name, extra := range map[string]string{"no window": "", "closed window": past} {
-		st, err := store.OpenBolt(filepath.Join(t.TempDir(), "hookgate.db"), store.Options{})
+		st, err := bolt.Open(filepath.Join(t.TempDir(), "hookgate.db"), bolt.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

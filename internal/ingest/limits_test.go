@@ -36,7 +36,7 @@ func TestOrderingKeyAtIngest(t *testing.T) {
 			t.Fatalf("status %d", rec.Code)
 		}
 	}
-	tasks, _ := st.Due("u", time.Now().Add(time.Hour), 10, nil)
+	tasks, _ := st.Due("u", time.Now().Add(time.Hour), 10)
 	var keys []string
 	for _, task := range tasks {
 		keys = append(keys, task.Delivery.OrderKey)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/ingest"
-	"github.com/hookgate/hookgate/internal/store"
+	"github.com/hookgate/hookgate/internal/store/bolt"
 	"github.com/hookgate/hookgate/internal/verify"
 )
 
@@ -52,7 +52,7 @@ func TestLogsNeverCarrySecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, _ := store.OpenBolt(t.TempDir()+"/h.db", store.Options{})
+	st, _ := bolt.Open(t.TempDir()+"/h.db", bolt.Options{})
 	defer st.Close()
 	core, logs := observer.New(zap.DebugLevel)
 	p.Attach(st, nil, zap.New(core), func() time.Time { return testNow })

@@ -16,6 +16,7 @@ import (
 	"github.com/hookgate/hookgate/internal/ingest"
 	"github.com/hookgate/hookgate/internal/route"
 	"github.com/hookgate/hookgate/internal/store"
+	"github.com/hookgate/hookgate/internal/store/bolt"
 	"github.com/hookgate/hookgate/internal/verify"
 )
 
@@ -98,7 +99,7 @@ func routingHarnessAt(t testing.TB, yaml, dbPath string) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.OpenBolt(dbPath, store.Options{Now: func() time.Time { return testNow }})
+	st, err := bolt.Open(dbPath, bolt.Options{Now: func() time.Time { return testNow }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestRouteShaping(t *testing.T) {
 		t.Fatalf("shaping: %+v", d)
 	}
 	_, id = h.post(t, "/gh", `{"type":"invoice.paid","amount":12.5}`)
-	tasks, _ := h.store.Due("audit", testNow.Add(time.Hour), 10, nil)
+	tasks, _ := h.store.Due("audit", testNow.Add(time.Hour), 10)
 	if len(tasks) != 1 || tasks[0].Event.ID.String() != id {
 		t.Fatalf("audit tasks: %+v", tasks)
 	}

@@ -97,6 +97,14 @@ type IDSource struct {
 	last ID
 }
 
+// Continue makes the ids that follow come after last, a stored id, even if
+// the clock went back since it was made.
+func (g *IDSource) Continue(last ID) {
+	g.mu.Lock()
+	g.last = last
+	g.mu.Unlock()
+}
+
 // Next returns a new id for now.
 func (g *IDSource) Next(now time.Time) ID {
 	ms := uint64(now.UnixMilli())

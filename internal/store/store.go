@@ -1,6 +1,6 @@
-// Package store keeps events, their dedup keys, the delivery queue and the
-// delivery attempts. Bolt is the embedded implementation; the Store interface
-// leaves room for a distributed one.
+// Package store is the seam between Hookgate and its storage: the types that
+// cross it and the interfaces a backend implements. The backends are
+// store/bolt (one embedded file) and store/jetstream (shared by instances).
 package store
 
 import (
@@ -17,14 +17,24 @@ var ErrUnavailable = errors.New("store unavailable")
 // ErrNotFound is returned for an unknown event or delivery.
 var ErrNotFound = errors.New("not found")
 
-// State is a delivery's state.
+// State is a delivery's state, and an event's status in a listing: the
+// state that matters most among its deliveries, or why it has none.
 type State string
 
-// Delivery states.
+// Delivery states; an event's status is one of these too.
 const (
 	StatePending   State = "pending"
 	StateDelivered State = "delivered"
 	StateDead      State = "dead"
+	// StateCanceled is a delivery whose retries an operator canceled.
+	StateCanceled State = "canceled"
+)
+
+// Statuses of an event without deliveries: no route took it, or a validation
+// gate parked it.
+const (
+	StateUnrouted    State = "unrouted"
+	StateQuarantined State = "quarantined"
 )
 
 // Event is a stored webhook request.
@@ -167,33 +177,74 @@ type Store interface {
 	// earlier event when the dedup key was seen. It returns only after the
 	// write is on disk.
 	Ingest(ctx context.Context, e *NewEvent) (IngestResult, error)
-	// Due returns up to limit pending deliveries to upstream that are due at
-	// now, in due order, leaving out those skip reports as taken.
-	Due(upstream string, now time.Time, limit int, skip func(DeliveryKey) bool) ([]Task, error)
-	// NextDue returns when the next pending delivery to upstream is due.
-	NextDue(upstream string, skip func(DeliveryKey) bool) (time.Time, bool, error)
-	// Record durably stores an attempt's outcome.
-	Record(ctx context.Context, o Outcome) error
 	// Event returns one event with its deliveries and attempts.
 	Event(id ID) (*EventRecord, error)
 	SecretStore
+	Queue
 	// AddDeliveries gives a stored event more deliveries (routing it again,
 	// or releasing it from quarantine) and clears its unrouted and
 	// quarantined marks.
 	AddDeliveries(ctx context.Context, id ID, targets []Target) error
 	// Pending counts deliveries not yet delivered or dead.
 	Pending() int64
+	// Close stops writes and releases the store.
+	Close() error
+}
+
+// UpstreamSettings are what a store needs to know of an upstream it queues
+// deliveries for.
+type UpstreamSettings struct {
+	// AttemptTimeout bounds one attempt: a store shared by instances hands
+	// a lease held longer (plus a margin) to another instance.
+	AttemptTimeout time.Duration
+}
+
+// Claimed is what one Claim leased.
+type Claimed struct {
+	// Tasks are the leased deliveries, in due order.
+	Tasks []Task
+	// Next, when HasNext, is when to claim again unless notified sooner:
+	// the due time of the first delivery left unleased (at or before now
+	// when the limit ended the claim), or, from a store that keeps due times
+	// to itself, its next look. Without it nothing is queued.
+	Next    time.Time
+	HasNext bool
+}
+
+// Queue is the delivery path: deliveries are claimed (leased) when due,
+// attempted, and settled. A leased delivery is not claimed again until its
+// lease ends, so the claimer keeps no list of its own.
+type Queue interface {
+	// Configure starts delivery on this instance, or changes it when the
+	// running configuration changes: the upstreams delivered to and their
+	// settings, and notify, told an upstream's name when work for it is
+	// queued, so that it is claimed at once rather than at Claimed.Next.
+	Configure(upstreams map[string]UpstreamSettings, notify func(upstream string)) error
+	// Claim leases up to limit deliveries to upstream that are due at now,
+	// in due order, leaving out those leased already.
+	Claim(ctx context.Context, upstream string, now time.Time, limit int) (Claimed, error)
+	// Settle durably records an attempt's outcome and ends the delivery's
+	// lease. When it fails, the attempt may be unrecorded and the lease may
+	// remain: Release ends it once the delivery may be claimed again.
+	Settle(ctx context.Context, o Outcome) error
+	// Release ends a lease without an attempt (a stopping engine's): the
+	// delivery may be claimed again as it was. A key not leased is ignored.
+	Release(k DeliveryKey)
 	// Replay makes the matching finished deliveries pending again, at most
 	// filter.Limit of them, and returns how many and where to resume.
 	Replay(ctx context.Context, filter ReplayFilter) (ReplayResult, error)
+	// QueuedUpstreams names the upstreams that have pending deliveries.
+	QueuedUpstreams() ([]string, error)
+}
+
+// Sweeper is a store that deletes what retention no longer keeps when it is
+// asked to. A store whose data expires by itself (JetStream's MaxAge and key
+// TTLs, set from the retention when it is opened) is not one.
+type Sweeper interface {
 	// Sweep deletes events received before cutoff whose deliveries are all
 	// finished, and dedup keys that expired, in transactions of at most batch
 	// events; it returns how many events it deleted.
 	Sweep(ctx context.Context, cutoff time.Time, batch int) (int, error)
-	// QueuedUpstreams names the upstreams that have pending deliveries.
-	QueuedUpstreams() ([]string, error)
-	// Close stops writes and releases the store.
-	Close() error
 }
 
 // LearnedSecret is a secret a provider's handshake established (Asana's
@@ -243,13 +294,6 @@ type Inspector interface {
 type Backend interface {
 	Store
 	Inspector
-}
-
-// UpstreamConfigurer is implemented by stores that keep per-upstream
-// delivery settings themselves: the engine tells them each upstream's
-// attempt timeout when a configuration becomes live.
-type UpstreamConfigurer interface {
-	ConfigureUpstream(name string, attemptTimeout time.Duration) error
 }
 
 // ReplayFilter selects deliveries to replay.

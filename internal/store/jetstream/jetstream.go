@@ -51,7 +51,9 @@ type Options struct {
 	Replicas int
 	// Credentials is a NATS .creds file, or empty.
 	Credentials string
-	// Retention bounds how long events, states and dead letters are kept.
+	// Retention bounds how long events, states and dead letters are kept:
+	// the streams' MaxAge and the buckets' TTL, so they expire by themselves
+	// and the store is no store.Sweeper.
 	Retention time.Duration
 	// ConnectTimeout bounds connecting and creating the streams.
 	ConnectTimeout time.Duration
@@ -74,7 +76,7 @@ const (
 	waitForEarlier = 2 * time.Second
 	// pollEvery is how often an idle upstream asks for work.
 	pollEvery = 200 * time.Millisecond
-	// defaultAckWait applies until the engine reports an upstream's timeout.
+	// defaultAckWait applies until Configure names an upstream's timeout.
 	defaultAckWait = 2 * time.Minute
 	// opTimeout bounds one request to the servers.
 	opTimeout = 10 * time.Second
@@ -110,7 +112,6 @@ type Store struct {
 }
 
 var _ store.Backend = (*Store)(nil)
-var _ store.UpstreamConfigurer = (*Store)(nil)
 
 // Open connects, creates or updates the streams and buckets, and returns
 // the store. Every instance may call it at once with the same options.
@@ -226,14 +227,6 @@ func redact(urls string) string {
 
 // Path names the store for the admin API and metrics.
 func (s *Store) Path() string { return "jetstream:" + s.opts.Stream + "@" + redact(s.opts.URL) }
-
-// SetNotify sets what is told when this instance queues work for an
-// upstream, so its engine looks at once instead of at the next poll.
-func (s *Store) SetNotify(fn func(upstream string)) {
-	s.mu.Lock()
-	s.notify = fn
-	s.mu.Unlock()
-}
 
 // Close stops dispatching, hands in-flight deliveries back and disconnects.
 func (s *Store) Close() error {
@@ -352,9 +345,9 @@ func (s *Store) publishEvent(ctx context.Context, rec *eventRecord, lastSeq uint
 	msg.Header.Set("Hookgate-Source", rec.Event.Source)
 	switch {
 	case rec.Event.Quarantined != "":
-		msg.Header.Set("Hookgate-Status", store.StatusQuarantined)
+		msg.Header.Set("Hookgate-Status", string(store.StateQuarantined))
 	case rec.Event.Unrouted || len(rec.Targets) == 0:
-		msg.Header.Set("Hookgate-Status", store.StatusUnrouted)
+		msg.Header.Set("Hookgate-Status", string(store.StateUnrouted))
 	}
 	opts := []jetstream.PublishOpt{}
 	if expect {
@@ -668,14 +661,29 @@ func casJSON[T any](ctx context.Context, kv jetstream.KeyValue, key string, chan
 	return fmt.Errorf("%s changed concurrently", key)
 }
 
-// ConfigureUpstream implements store.UpstreamConfigurer: an upstream's
-// consumer redelivers a message after its attempt timeout plus a margin, so
-// only a crashed instance's work moves to another. It also starts this
-// instance's dispatcher: delivery is live here.
-func (s *Store) ConfigureUpstream(name string, attemptTimeout time.Duration) error {
+// Configure implements store.Queue: an upstream's consumer redelivers a
+// message after its attempt timeout plus a margin, so only a crashed
+// instance's work moves to another. It also starts this instance's
+// dispatcher, which tells notify of the work it queues: delivery is live
+// here. Upstreams left out keep their consumers, shared with other
+// instances.
+func (s *Store) Configure(upstreams map[string]store.UpstreamSettings, notify func(upstream string)) error {
+	s.mu.Lock()
+	s.notify = notify
+	s.mu.Unlock()
 	if err := s.startDispatch(); err != nil {
-		return err
+		return fmt.Errorf("starting dispatch: %w", err)
 	}
+	var errs []error
+	for name, up := range upstreams {
+		if err := s.configureUpstream(name, up.AttemptTimeout); err != nil {
+			errs = append(errs, fmt.Errorf("upstream %s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Store) configureUpstream(name string, attemptTimeout time.Duration) error {
 	wait := attemptTimeout + s.opts.AckWaitMargin
 	s.mu.Lock()
 	same := s.ackWait[name] == wait && s.consumers[name] != nil
@@ -717,62 +725,77 @@ func (s *Store) consumer(upstream string, update bool) (jetstream.Consumer, erro
 	return c, nil
 }
 
-// Due implements store.Store: it takes up to limit messages from the
-// upstream's shared consumer without waiting. Each stays unacknowledged,
-// and so unseen by other instances, until Record settles it.
-func (s *Store) Due(upstream string, _ time.Time, limit int, skip func(store.DeliveryKey) bool) ([]store.Task, error) {
+// Claim implements store.Queue: it takes up to limit messages from the
+// upstream's shared consumer without waiting. Each stays unacknowledged, and
+// so unseen by other instances, until Settle or Release. Retries wait inside
+// JetStream, which tells no due times, and other instances queue work
+// without telling this one, so Next is the next look, pollEvery away.
+func (s *Store) Claim(_ context.Context, upstream string, now time.Time, limit int) (store.Claimed, error) {
 	c, err := s.consumer(upstream, false)
 	if err != nil {
-		return nil, err
+		return store.Claimed{}, err
 	}
 	batch, err := c.FetchNoWait(limit)
 	if err != nil {
-		return nil, err
+		return store.Claimed{}, err
 	}
-	var tasks []store.Task
+	claimed := store.Claimed{Next: now.Add(pollEvery), HasNext: true}
 	for msg := range batch.Messages() {
-		item, err := decodeWork(msg.Data())
-		if err != nil {
-			_ = msg.Term()
-			continue
+		if t, ok := s.lease(upstream, msg); ok {
+			claimed.Tasks = append(claimed.Tasks, t)
 		}
-		md, err := msg.Metadata()
-		if err != nil {
-			_ = msg.Nak()
-			continue
-		}
-		k := store.DeliveryKey{Event: item.Event.ID, Index: item.Index}
-		if skip != nil && skip(k) {
-			continue // an attempt here still holds it; that attempt settles it
-		}
-		s.mu.Lock()
-		s.inflight[k] = msg
-		s.mu.Unlock()
-		t := item.Target
-		tasks = append(tasks, store.Task{
-			Event: item.Event,
-			Body:  t.Body,
-			Delivery: store.Delivery{Key: k, Upstream: upstream, Route: t.Route, State: store.StatePending,
-				Attempts: item.RetryBase + int(md.NumDelivered) - 1, RetryBase: item.RetryBase,
-				Path: t.Path, SetHeaders: t.SetHeaders, RemoveHeaders: t.RemoveHeaders, Transformed: t.Body != nil},
-		})
 	}
-	if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && len(tasks) == 0 {
-		return nil, err
+	if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && len(claimed.Tasks) == 0 {
+		return store.Claimed{}, err
 	}
-	return tasks, nil
+	return claimed, nil
 }
 
-// NextDue implements store.Store. Retries wait inside JetStream, which
-// gives no due times, so an idle upstream asks again after pollEvery.
-func (s *Store) NextDue(string, func(store.DeliveryKey) bool) (time.Time, bool, error) {
-	return s.now().Add(pollEvery), true, nil
+// lease keeps a fetched message in flight here and returns its task.
+func (s *Store) lease(upstream string, msg jetstream.Msg) (store.Task, bool) {
+	item, err := decodeWork(msg.Data())
+	if err != nil {
+		_ = msg.Term()
+		return store.Task{}, false
+	}
+	md, err := msg.Metadata()
+	if err != nil {
+		_ = msg.Nak()
+		return store.Task{}, false
+	}
+	k := store.DeliveryKey{Event: item.Event.ID, Index: item.Index}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, held := s.inflight[k]; held {
+		return store.Task{}, false // an attempt here still holds it; that attempt settles it
+	}
+	s.inflight[k] = msg
+	t := item.Target
+	return store.Task{
+		Event: item.Event,
+		Body:  t.Body,
+		Delivery: store.Delivery{Key: k, Upstream: upstream, Route: t.Route, State: store.StatePending,
+			Attempts: item.RetryBase + int(md.NumDelivered) - 1, RetryBase: item.RetryBase,
+			Path: t.Path, SetHeaders: t.SetHeaders, RemoveHeaders: t.RemoveHeaders, Transformed: t.Body != nil},
+	}, true
 }
 
-// Record implements store.Store: the attempt goes into the delivery's
+// Release implements store.Queue: the message goes back at once, so any
+// instance may take it.
+func (s *Store) Release(k store.DeliveryKey) {
+	s.mu.Lock()
+	msg := s.inflight[k]
+	delete(s.inflight, k)
+	s.mu.Unlock()
+	if msg != nil {
+		_ = msg.Nak()
+	}
+}
+
+// Settle implements store.Queue: the attempt goes into the delivery's
 // state, then the message is acknowledged, delayed for its retry, or moved
-// to the dead-letter stream.
-func (s *Store) Record(ctx context.Context, o store.Outcome) error {
+// to the dead-letter stream. The lease ends even when Settle fails.
+func (s *Store) Settle(ctx context.Context, o store.Outcome) error {
 	s.mu.Lock()
 	msg := s.inflight[o.Key]
 	delete(s.inflight, o.Key)
@@ -872,10 +895,6 @@ func (s *Store) QueuedUpstreams() ([]string, error) {
 	}
 	return out, nil
 }
-
-// Sweep implements store.Store. JetStream expires events, states and dead
-// letters by MaxAge and dedup keys by their TTL, so there is nothing to do.
-func (s *Store) Sweep(context.Context, time.Time, int) (int, error) { return 0, nil }
 
 // secretKey names a scope's entry in S_secrets; scopes hold characters
 // keys may not.

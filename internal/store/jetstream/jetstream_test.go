@@ -69,10 +69,11 @@ func due(t *testing.T, s *Store, upstream string, n int) []store.Task {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d of %d tasks for %s", len(tasks), n, upstream)
 		}
-		got, err := s.Due(upstream, time.Now(), n-len(tasks), nil)
+		claimed, err := s.Claim(context.Background(), upstream, time.Now(), n-len(tasks))
 		if err != nil {
 			t.Fatal(err)
 		}
+		got := claimed.Tasks
 		tasks = append(tasks, got...)
 		if len(got) == 0 {
 			time.Sleep(50 * time.Millisecond)
@@ -81,19 +82,26 @@ func due(t *testing.T, s *Store, upstream string, n int) []store.Task {
 	return tasks
 }
 
+// settings gives each upstream an attempt timeout of a second.
+func settings(upstreams ...string) map[string]store.UpstreamSettings {
+	out := map[string]store.UpstreamSettings{}
+	for _, u := range upstreams {
+		out[u] = store.UpstreamSettings{AttemptTimeout: time.Second}
+	}
+	return out
+}
+
 func noneDue(t *testing.T, s *Store, upstream string) {
 	t.Helper()
-	if got, err := s.Due(upstream, time.Now(), 10, nil); err != nil || len(got) != 0 {
-		t.Fatalf("unexpected work for %s: %d tasks, %v", upstream, len(got), err)
+	if got, err := s.Claim(context.Background(), upstream, time.Now(), 10); err != nil || len(got.Tasks) != 0 {
+		t.Fatalf("unexpected work for %s: %d tasks, %v", upstream, len(got.Tasks), err)
 	}
 }
 
 func TestIngestDispatchDeliverRecord(t *testing.T) {
 	s := open(t, runServer(t))
-	for _, u := range []string{"a", "b"} {
-		if err := s.ConfigureUpstream(u, time.Second); err != nil {
-			t.Fatal(err)
-		}
+	if err := s.Configure(settings("a", "b"), nil); err != nil {
+		t.Fatal(err)
 	}
 	body := "{\"id\":\"evt_1\",\"bytes\":\"\x00\xff\"}"
 	res, err := s.Ingest(context.Background(), newEvent("stripe", "evt_1", body, "a", "b"))
@@ -105,7 +113,7 @@ func TestIngestDispatchDeliverRecord(t *testing.T) {
 		if task.Event.ID != res.ID || string(task.Event.Body) != body || task.Delivery.Attempts != 0 || task.Delivery.Upstream != u {
 			t.Fatalf("task for %s: %+v body %q", u, task.Delivery, task.Event.Body)
 		}
-		err := s.Record(context.Background(), store.Outcome{Key: task.Delivery.Key, Next: store.StateDelivered,
+		err := s.Settle(context.Background(), store.Outcome{Key: task.Delivery.Key, Next: store.StateDelivered,
 			Attempt: store.Attempt{N: 1, At: time.Now(), Status: 200}})
 		if err != nil {
 			t.Fatal(err)
@@ -195,11 +203,11 @@ func TestLeftBehindReservation(t *testing.T) {
 func TestRetryDeadReplay(t *testing.T) {
 	s := open(t, runServer(t))
 	ctx := context.Background()
-	s.ConfigureUpstream("a", time.Second)
+	s.Configure(settings("a"), nil)
 	res, _ := s.Ingest(ctx, newEvent("stripe", "", `{"x":1}`, "a"))
 	task := due(t, s, "a", 1)[0]
 	retryAt := time.Now().Add(300 * time.Millisecond)
-	if err := s.Record(ctx, store.Outcome{Key: task.Delivery.Key, Next: store.StatePending, RetryAt: retryAt,
+	if err := s.Settle(ctx, store.Outcome{Key: task.Delivery.Key, Next: store.StatePending, RetryAt: retryAt,
 		Attempt: store.Attempt{N: 1, At: time.Now(), Status: 503}}); err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +216,7 @@ func TestRetryDeadReplay(t *testing.T) {
 	if time.Now().Before(retryAt) || task.Delivery.Attempts != 1 {
 		t.Fatalf("retry came back early or with %d attempts", task.Delivery.Attempts)
 	}
-	if err := s.Record(ctx, store.Outcome{Key: task.Delivery.Key, Next: store.StateDead,
+	if err := s.Settle(ctx, store.Outcome{Key: task.Delivery.Key, Next: store.StateDead,
 		Attempt: store.Attempt{N: 2, At: time.Now(), Status: 410, Error: "final status 410"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +242,7 @@ func TestRetryDeadReplay(t *testing.T) {
 	if info, _ := s.dead.Info(ctx); info.State.Msgs != 0 {
 		t.Fatalf("%d dead letters after the replay", info.State.Msgs)
 	}
-	s.Record(ctx, store.Outcome{Key: task.Delivery.Key, Next: store.StateDelivered, Attempt: store.Attempt{N: 3, At: time.Now(), Status: 200}})
+	s.Settle(ctx, store.Outcome{Key: task.Delivery.Key, Next: store.StateDelivered, Attempt: store.Attempt{N: 3, At: time.Now(), Status: 200}})
 	rec, _ = s.Event(res.ID)
 	if d := rec.Deliveries[0]; d.State != store.StateDelivered || d.ReplayedAt.IsZero() || len(rec.Attempts[0]) != 3 {
 		t.Fatalf("after the replay: %+v", d)
@@ -253,8 +261,8 @@ func TestRetryDeadReplay(t *testing.T) {
 func TestCrashedInstanceWorkMovesOn(t *testing.T) {
 	ns := runServer(t)
 	a, b := open(t, ns), open(t, ns)
-	a.ConfigureUpstream("up", time.Second)
-	b.ConfigureUpstream("up", time.Second)
+	a.Configure(settings("up"), nil)
+	b.Configure(settings("up"), nil)
 	if _, err := a.Ingest(context.Background(), newEvent("s", "", `{}`, "up")); err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +277,7 @@ func TestCrashedInstanceWorkMovesOn(t *testing.T) {
 func TestCancelAndReroute(t *testing.T) {
 	s := open(t, runServer(t))
 	ctx := context.Background()
-	s.ConfigureUpstream("a", time.Second)
+	s.Configure(settings("a"), nil)
 	res, _ := s.Ingest(ctx, newEvent("s", "", `{}`, "a"))
 	waitFor(t, func() bool {
 		queued, _ := s.known(ctx, "a", store.DeliveryKey{Event: res.ID})
@@ -284,7 +292,7 @@ func TestCancelAndReroute(t *testing.T) {
 	}
 	// An unrouted event gets a delivery later.
 	un, _ := s.Ingest(ctx, newEvent("s", "", `{"late":true}`))
-	if rec, _ := s.Event(un.ID); store.Status(rec.Event, rec.Deliveries) != store.StatusUnrouted {
+	if rec, _ := s.Event(un.ID); store.Status(rec.Event, rec.Deliveries) != store.StateUnrouted {
 		t.Fatal("not unrouted")
 	}
 	if err := s.AddDeliveries(ctx, un.ID, []store.Target{{Upstream: "a"}}); err != nil {
@@ -299,7 +307,7 @@ func TestCancelAndReroute(t *testing.T) {
 func TestListStatsTimelineSecrets(t *testing.T) {
 	s := open(t, runServer(t))
 	ctx := context.Background()
-	s.ConfigureUpstream("a", time.Second)
+	s.Configure(settings("a"), nil)
 	var ids []store.ID
 	for i := range 5 {
 		e := newEvent("stripe", fmt.Sprint("evt_", i), `{}`, "a")
@@ -313,16 +321,16 @@ func TestListStatsTimelineSecrets(t *testing.T) {
 		ids = append(ids, res.ID)
 	}
 	task := due(t, s, "a", 1)[0]
-	s.Record(ctx, store.Outcome{Key: task.Delivery.Key, Next: store.StateDelivered, Attempt: store.Attempt{N: 1, At: time.Now(), Status: 204}})
+	s.Settle(ctx, store.Outcome{Key: task.Delivery.Key, Next: store.StateDelivered, Attempt: store.Attempt{N: 1, At: time.Now(), Status: 204}})
 	page, next, err := s.List(store.ListFilter{Limit: 3})
-	if err != nil || len(page) != 3 || next == nil || page[0].ID != ids[4] || page[0].Status != store.StatusUnrouted {
+	if err != nil || len(page) != 3 || next == nil || page[0].ID != ids[4] || page[0].Status != store.StateUnrouted {
 		t.Fatalf("first page: %+v next %v err %v", page, next, err)
 	}
 	rest, next2, err := s.List(store.ListFilter{Limit: 3, Before: next})
 	if err != nil || len(rest) != 2 || next2 != nil || rest[1].ID != ids[0] {
 		t.Fatalf("second page: %+v %v %v", rest, next2, err)
 	}
-	if only, _, _ := s.List(store.ListFilter{Source: "stripe", Status: store.StatusDelivered}); len(only) != 1 || only[0].ID != task.Event.ID {
+	if only, _, _ := s.List(store.ListFilter{Source: "stripe", Status: store.StateDelivered}); len(only) != 1 || only[0].ID != task.Event.ID {
 		t.Fatalf("filtered: %+v", only)
 	}
 	st, err := s.Stats()
@@ -346,7 +354,7 @@ func TestListStatsTimelineSecrets(t *testing.T) {
 func TestImportKeepsHistoryAndQueuesPending(t *testing.T) {
 	s := open(t, runServer(t))
 	ctx := context.Background()
-	s.ConfigureUpstream("a", time.Second)
+	s.Configure(settings("a"), nil)
 	id := new(store.IDSource).Next(time.Now())
 	rec := &store.EventRecord{
 		Event: &store.Event{ID: id, Source: "stripe", ReceivedAt: time.Now(), Method: "POST", Path: "/w", Body: []byte(`{"old":1}`)},
@@ -395,7 +403,6 @@ func TestEngineDeliversThroughJetStream(t *testing.T) {
 	u, _ := url.Parse(up.URL)
 	e := deliver.New(s, deliver.Options{})
 	defer e.Stop()
-	s.SetNotify(e.Notify)
 	e.Activate(t, map[string]deliver.Upstream{"up": {Name: "up", URL: u, Timeout: 5 * time.Second, Concurrency: 4,
 		Retry: deliver.RetryPolicy{MaxAttempts: 5, InitialInterval: 100 * time.Millisecond, MaxInterval: time.Second}}})
 	res, err := s.Ingest(context.Background(), newEvent("s", "", `{"engine":true}`, "up"))

@@ -272,9 +272,9 @@ func (s *Store) Stats() (store.Stats, error) {
 	err := s.eachEventHeader(ctx, time.Time{}, func(_ store.ID, status string) {
 		st.Events++
 		switch status {
-		case store.StatusUnrouted:
+		case string(store.StateUnrouted):
 			st.Unrouted++
-		case store.StatusQuarantined:
+		case string(store.StateQuarantined):
 			st.Quarantined++
 		}
 	})

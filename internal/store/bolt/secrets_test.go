@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hookgate/hookgate/internal/store"
 )
 
 // TestBoltLearnSecretOnce races 20 handshakes for one scope, some in the
@@ -25,7 +27,7 @@ func TestBoltLearnSecretOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			secret := fmt.Sprintf("attacker-%d", i)
-			won, err := s.LearnSecret(ctx, LearnedSecret{Scope: scope, Source: "asana", Secret: secret, LearnedAt: c.Now()})
+			won, err := s.LearnSecret(ctx, store.LearnedSecret{Scope: scope, Source: "asana", Secret: secret, LearnedAt: c.Now()})
 			if err != nil {
 				t.Error(err)
 			}
@@ -43,7 +45,7 @@ func TestBoltLearnSecretOnce(t *testing.T) {
 	if len(winners) != 1 {
 		t.Fatalf("%d handshakes won: %v", len(winners), winners)
 	}
-	if won, err := s.LearnSecret(ctx, LearnedSecret{Scope: "asana https://b.example/webhooks/asana", Source: "asana", Secret: "b"}); !won || err != nil {
+	if won, err := s.LearnSecret(ctx, store.LearnedSecret{Scope: "asana https://b.example/webhooks/asana", Source: "asana", Secret: "b"}); !won || err != nil {
 		t.Fatalf("another scope: %v %v", won, err)
 	}
 	s.Close()
@@ -66,10 +68,10 @@ func TestBoltLearnSecretOnce(t *testing.T) {
 	if found, _ := s.RevokeSecret(ctx, scope); found {
 		t.Fatal("revoked twice")
 	}
-	if won, _ := s.LearnSecret(ctx, LearnedSecret{Scope: scope, Source: "asana", Secret: "new"}); !won {
+	if won, _ := s.LearnSecret(ctx, store.LearnedSecret{Scope: scope, Source: "asana", Secret: "new"}); !won {
 		t.Fatal("no handshake wins after a revoke")
 	}
-	if won, _ := s.LearnSecret(ctx, LearnedSecret{Scope: scope, Source: "asana", Secret: "late"}); won {
+	if won, _ := s.LearnSecret(ctx, store.LearnedSecret{Scope: scope, Source: "asana", Secret: "late"}); won {
 		t.Fatal("two handshakes won after a revoke")
 	}
 }

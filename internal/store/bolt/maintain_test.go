@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"context"
@@ -6,11 +6,13 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/hookgate/hookgate/internal/store"
 )
 
-func finish(t *testing.T, s *Bolt, id ID, idx uint16, state State, c *clock) {
+func finish(t *testing.T, s *Store, id store.ID, idx uint16, state store.State, c *clock) {
 	t.Helper()
-	err := s.Record(context.Background(), Outcome{Key: DeliveryKey{Event: id, Index: idx}, Attempt: Attempt{N: 1, At: c.Now(), Status: 500}, Next: state})
+	err := s.Settle(context.Background(), store.Outcome{Key: store.DeliveryKey{Event: id, Index: idx}, Attempt: store.Attempt{N: 1, At: c.Now(), Status: 500}, Next: state})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,8 +29,8 @@ func TestPendingCount(t *testing.T) {
 	if got := s.Pending(); got != 3 {
 		t.Fatalf("pending %d, want 3", got)
 	}
-	finish(t, s, a.ID, 0, StateDelivered, c)
-	finish(t, s, a.ID, 1, StateDead, c)
+	finish(t, s, a.ID, 0, store.StateDelivered, c)
+	finish(t, s, a.ID, 1, store.StateDead, c)
 	if got := s.Pending(); got != 1 {
 		t.Fatalf("pending %d after two finished, want 1", got)
 	}
@@ -43,7 +45,7 @@ func TestReplay(t *testing.T) {
 	c := &clock{now: time.Unix(1700000000, 0)}
 	s := openTest(t, "", c)
 	ctx := context.Background()
-	var ids []ID
+	var ids []store.ID
 	for i := range 5 {
 		src := "stripe"
 		if i == 4 {
@@ -51,32 +53,32 @@ func TestReplay(t *testing.T) {
 		}
 		res, _ := s.Ingest(ctx, newEvent(src, "", "x", c, "u", "v"))
 		ids = append(ids, res.ID)
-		finish(t, s, res.ID, 0, StateDead, c)
-		finish(t, s, res.ID, 1, StateDelivered, c)
+		finish(t, s, res.ID, 0, store.StateDead, c)
+		finish(t, s, res.ID, 1, store.StateDelivered, c)
 		c.Add(time.Second)
 	}
 	if s.Pending() != 0 {
 		t.Fatalf("pending %d", s.Pending())
 	}
 	// One event.
-	res, err := s.Replay(ctx, ReplayFilter{Event: &ids[0]})
+	res, err := s.Replay(ctx, store.ReplayFilter{Event: &ids[0]})
 	if err != nil || res.Replayed != 1 || res.Next != nil || len(res.Upstreams) != 1 || res.Upstreams[0] != "u" {
 		t.Fatalf("replay one: %+v %v", res, err)
 	}
 	rec, _ := s.Event(ids[0])
 	d := rec.Deliveries[0]
-	if d.State != StatePending || d.RetryBase != 1 || !d.ReplayedAt.Equal(c.Now()) || rec.Deliveries[1].State != StateDelivered {
+	if d.State != store.StatePending || d.RetryBase != 1 || !d.ReplayedAt.Equal(c.Now()) || rec.Deliveries[1].State != store.StateDelivered {
 		t.Fatalf("after replay: %+v / %+v", d, rec.Deliveries[1])
 	}
-	if tasks, _ := s.Due("u", c.Now(), 10, nil); len(tasks) != 1 {
+	if tasks, _ := s.Due("u", c.Now(), 10); len(tasks) != 1 {
 		t.Fatalf("%d due after replay", len(tasks))
 	}
 	// Bulk, by source, in pages of two, resumable.
 	var replayed int
-	var after *ID
+	var after *store.ID
 	pages := 0
 	for {
-		res, err := s.Replay(ctx, ReplayFilter{Source: "stripe", Upstream: "u", After: after, Limit: 2})
+		res, err := s.Replay(ctx, store.ReplayFilter{Source: "stripe", Upstream: "u", After: after, Limit: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,11 +92,11 @@ func TestReplay(t *testing.T) {
 	if replayed != 3 || pages < 2 {
 		t.Fatalf("bulk replay: %d replayed in %d pages, want 3 (the github event and the one already pending excluded)", replayed, pages)
 	}
-	if rec, _ := s.Event(ids[4]); rec.Deliveries[0].State != StateDead {
+	if rec, _ := s.Event(ids[4]); rec.Deliveries[0].State != store.StateDead {
 		t.Fatal("another source's event replayed")
 	}
 	// Delivered ones on request, within a time range.
-	res, _ = s.Replay(ctx, ReplayFilter{States: []State{StateDelivered}, Since: ids[3].Time(), Until: ids[4].Time()})
+	res, _ = s.Replay(ctx, store.ReplayFilter{States: []store.State{store.StateDelivered}, Since: ids[3].Time(), Until: ids[4].Time()})
 	if res.Replayed != 2 {
 		t.Fatalf("delivered in range: %d, want 2", res.Replayed)
 	}
@@ -107,17 +109,17 @@ func TestSweep(t *testing.T) {
 	c := &clock{now: time.Unix(1700000000, 0)}
 	s := openTest(t, "", c)
 	ctx := context.Background()
-	var old []ID
+	var old []store.ID
 	for i := range 7 {
 		res, _ := s.Ingest(ctx, newEvent("s", "key-"+string(rune('a'+i)), "payload", c, "u"))
 		old = append(old, res.ID)
 		if i != 3 {
-			finish(t, s, res.ID, 0, StateDelivered, c)
+			finish(t, s, res.ID, 0, store.StateDelivered, c)
 		}
 	}
 	c.Add(48 * time.Hour)
 	recent, _ := s.Ingest(ctx, newEvent("s", "key-new", "payload", c, "u"))
-	finish(t, s, recent.ID, 0, StateDelivered, c)
+	finish(t, s, recent.ID, 0, store.StateDelivered, c)
 
 	n, err := s.Sweep(ctx, c.Now().Add(-24*time.Hour), 2)
 	if err != nil || n != 6 {
@@ -146,14 +148,14 @@ func TestCompact(t *testing.T) {
 	c := &clock{now: time.Unix(1700000000, 0)}
 	dir := t.TempDir()
 	src := filepath.Join(dir, "h.db")
-	s, err := OpenBolt(src, Options{Now: c.Now})
+	s, err := Open(src, Options{Now: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	for range 300 {
 		res, _ := s.Ingest(ctx, newEvent("s", "", string(make([]byte, 4096)), c, "u"))
-		finish(t, s, res.ID, 0, StateDelivered, c)
+		finish(t, s, res.ID, 0, store.StateDelivered, c)
 	}
 	c.Add(time.Hour)
 	if n, err := s.Sweep(ctx, c.Now().Add(-30*time.Minute), 100); err != nil || n != 300 {
@@ -181,7 +183,7 @@ func TestOrderedDeliveriesWaitTheirTurn(t *testing.T) {
 	c := &clock{now: time.Unix(1700000000, 0)}
 	s := openTest(t, "", c)
 	ctx := context.Background()
-	ingestOrdered := func(key string) ID {
+	ingestOrdered := func(key string) store.ID {
 		ne := newEvent("s", "", key, c, "u")
 		ne.Targets[0].OrderKey = key
 		res, err := s.Ingest(ctx, ne)
@@ -192,9 +194,9 @@ func TestOrderedDeliveriesWaitTheirTurn(t *testing.T) {
 		return res.ID
 	}
 	a1, b1, a2, a3 := ingestOrdered("A"), ingestOrdered("B"), ingestOrdered("A"), ingestOrdered("A")
-	dueIDs := func() []ID {
-		tasks, _ := s.Due("u", c.Now().Add(time.Hour), 10, nil)
-		var out []ID
+	dueIDs := func() []store.ID {
+		tasks, _ := s.Due("u", c.Now().Add(time.Hour), 10)
+		var out []store.ID
 		for _, t := range tasks {
 			out = append(out, t.Event.ID)
 		}
@@ -204,19 +206,19 @@ func TestOrderedDeliveriesWaitTheirTurn(t *testing.T) {
 		t.Fatalf("due %v, want the heads of A and B only", got)
 	}
 	// The head of A fails and is retried later: A's others still wait.
-	s.Record(ctx, Outcome{Key: DeliveryKey{Event: a1}, Attempt: Attempt{N: 1, At: c.Now(), Status: 503}, Next: StatePending, RetryAt: c.Now().Add(time.Minute)})
+	s.Settle(ctx, store.Outcome{Key: store.DeliveryKey{Event: a1}, Attempt: store.Attempt{N: 1, At: c.Now(), Status: 503}, Next: store.StatePending, RetryAt: c.Now().Add(time.Minute)})
 	if got := dueIDs(); len(got) != 2 || got[0] != b1 || got[1] != a1 {
 		t.Fatalf("due after a retry %v, want b1 then a1 (a2, a3 wait)", got)
 	}
-	next, ok, _ := s.NextDue("u", func(k DeliveryKey) bool { return k.Event == b1 })
-	if !ok || !next.Equal(c.Now().Add(time.Minute)) {
-		t.Fatalf("NextDue %v %v, want the retry time of A's head", next, ok)
+	claimed, _ := s.Claim(ctx, "u", c.Now(), 10)
+	if len(claimed.Tasks) != 1 || claimed.Tasks[0].Event.ID != b1 || !claimed.HasNext || !claimed.Next.Equal(c.Now().Add(time.Minute)) {
+		t.Fatalf("claimed %v, next %v %v, want b1 then the retry time of A's head", claimed.Tasks, claimed.Next, claimed.HasNext)
 	}
-	finish(t, s, a1, 0, StateDead, c) // a dead head does not block the line
+	finish(t, s, a1, 0, store.StateDead, c) // a dead head does not block the line
 	if got := dueIDs(); len(got) != 2 || got[1] != a2 {
 		t.Fatalf("due after the head died: %v, want a2 next", got)
 	}
-	finish(t, s, a2, 0, StateDelivered, c)
+	finish(t, s, a2, 0, store.StateDelivered, c)
 	if got := dueIDs(); len(got) != 2 || got[1] != a3 {
 		t.Fatalf("due: %v, want a3", got)
 	}

@@ -1,4 +1,6 @@
-package store
+// Package bolt is the embedded store: events, their dedup keys, the delivery
+// queue and the attempts in one bbolt file.
+package bolt
 
 import (
 	"bytes"
@@ -11,13 +13,16 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/hookgate/hookgate/internal/store"
 )
 
 // Bucket layout. Keys are fixed-width and big-endian, so cursors walk them in
@@ -52,7 +57,7 @@ const schemaVersion = 1
 // maxBatch bounds how many writes share one commit.
 const maxBatch = 256
 
-// Options configure a Bolt store.
+// Options configure a Store.
 type Options struct {
 	// OpenTimeout bounds the wait for the file lock held by another process.
 	OpenTimeout time.Duration
@@ -60,12 +65,12 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Bolt is the embedded store: one bbolt file, writes group-committed.
-type Bolt struct {
-	db   *bolt.DB
+// Store is the embedded store: one bbolt file, writes group-committed.
+type Store struct {
+	db   *bbolt.DB
 	path string
 	now  func() time.Time
-	ids  IDSource
+	ids  store.IDSource
 
 	writes    chan *writeOp
 	sendMu    sync.RWMutex // senders hold it shared; Close takes it to stop sends
@@ -80,17 +85,26 @@ type Bolt struct {
 	durableTx atomic.Uint64
 	commits   atomic.Uint64
 	pending   atomic.Int64
+
+	leaseMu sync.Mutex
+	leased  map[store.DeliveryKey]struct{} // claimed and not yet settled or released
+	notify  func(upstream string)
 }
 
+var (
+	_ store.Backend = (*Store)(nil)
+	_ store.Sweeper = (*Store)(nil)
+)
+
 type writeOp struct {
-	fn   func(*bolt.Tx) error
+	fn   func(*bbolt.Tx) error
 	done chan error
 }
 
 var writeOpPool = sync.Pool{New: func() any { return &writeOp{done: make(chan error, 1)} }}
 
-// OpenBolt opens or creates the store file at path.
-func OpenBolt(path string, opts Options) (*Bolt, error) {
+// Open opens or creates the store file at path.
+func Open(path string, opts Options) (*Store, error) {
 	if opts.OpenTimeout == 0 {
 		opts.OpenTimeout = 5 * time.Second
 	}
@@ -100,9 +114,9 @@ func OpenBolt(path string, opts Options) (*Bolt, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("opening store %s: creating its folder: %w", path, err)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
 		Timeout:      opts.OpenTimeout,
-		FreelistType: bolt.FreelistMapType,
+		FreelistType: bbolt.FreelistMapType,
 		// A read transaction held open (a Backup) blocks writers whenever
 		// a growing file must be mapped again; mapping the first GiB at
 		// once avoids that below 1 GiB, as bbolt's DB.Begin advises.
@@ -117,15 +131,15 @@ func OpenBolt(path string, opts Options) (*Bolt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
-	var lastID ID
-	err = db.Update(func(tx *bolt.Tx) error {
+	var lastID store.ID
+	err = db.Update(func(tx *bbolt.Tx) error {
 		for _, name := range [][]byte{bucketEvents, bucketBodies, bucketDedup, bucketDeliveries, bucketAttempts, bucketQueue, bucketMeta, bucketLearned, bucketOrder, bucketDBodies} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
 		}
 		// New ids continue after the newest stored one, even if the clock went back.
-		if k, _ := tx.Bucket(bucketEvents).Cursor().Last(); len(k) == len(ID{}) {
+		if k, _ := tx.Bucket(bucketEvents).Cursor().Last(); len(k) == len(store.ID{}) {
 			copy(lastID[:], k)
 		}
 		meta := tx.Bucket(bucketMeta)
@@ -141,16 +155,17 @@ func OpenBolt(path string, opts Options) (*Bolt, error) {
 		db.Close()
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
-	s := &Bolt{
+	s := &Store{
 		db:        db,
 		path:      path,
 		now:       opts.Now,
 		writes:    make(chan *writeOp, maxBatch),
 		closing:   make(chan struct{}),
 		writerEnd: make(chan struct{}),
+		leased:    map[store.DeliveryKey]struct{}{},
 	}
-	s.ids.last = lastID
-	err = db.View(func(tx *bolt.Tx) error {
+	s.ids.Continue(lastID)
+	err = db.View(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketQueue).ForEachBucket(func(name []byte) error {
 			s.pending.Add(int64(tx.Bucket(bucketQueue).Bucket(name).Stats().KeyN))
 			return nil
@@ -176,13 +191,13 @@ func initialMmapSize() int {
 }
 
 // Commits returns how many write transactions have been committed.
-func (s *Bolt) Commits() uint64 { return s.commits.Load() }
+func (s *Store) Commits() uint64 { return s.commits.Load() }
 
 // Path returns the file's path.
-func (s *Bolt) Path() string { return s.path }
+func (s *Store) Path() string { return s.path }
 
 // Close stops the writer after the batch in progress and closes the file.
-func (s *Bolt) Close() error {
+func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.sendMu.Lock()
 		s.closed = true
@@ -205,9 +220,9 @@ func (s *Bolt) Close() error {
 // Writers go on during the copy, but pages they free are not reused until it
 // ends, so a long copy under load grows the file a little; a copy that is
 // never read (w blocks) holds that transaction open. Keep w moving.
-func (s *Bolt) Backup(w io.Writer, sized func(size int64)) (int64, error) {
+func (s *Store) Backup(w io.Writer, sized func(size int64)) (int64, error) {
 	var n int64
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.db.View(func(tx *bbolt.Tx) error {
 		if sized != nil {
 			sized(tx.Size())
 		}
@@ -223,13 +238,13 @@ func (s *Bolt) Backup(w io.Writer, sized func(size int64)) (int64, error) {
 
 // update runs fn in a write transaction shared with other concurrent
 // writers and returns once that transaction is on disk.
-func (s *Bolt) update(ctx context.Context, fn func(*bolt.Tx) error) error {
+func (s *Store) update(ctx context.Context, fn func(*bbolt.Tx) error) error {
 	op := writeOpPool.Get().(*writeOp)
 	op.fn = fn
 	s.sendMu.RLock()
 	if s.closed {
 		s.sendMu.RUnlock()
-		return fmt.Errorf("%w: closed", ErrUnavailable)
+		return fmt.Errorf("%w: closed", store.ErrUnavailable)
 	}
 	select {
 	case s.writes <- op:
@@ -249,7 +264,7 @@ func (s *Bolt) update(ctx context.Context, fn func(*bolt.Tx) error) error {
 // writer commits queued writes. It takes whatever is queued when the last
 // commit finishes, so the batch size follows the load and an idle store
 // commits a lone write at once.
-func (s *Bolt) writer() {
+func (s *Store) writer() {
 	defer close(s.writerEnd)
 	batch := make([]*writeOp, 0, maxBatch)
 	for {
@@ -273,21 +288,21 @@ func (s *Bolt) writer() {
 	}
 }
 
-func (s *Bolt) refuseQueued() {
+func (s *Store) refuseQueued() {
 	for {
 		select {
 		case op := <-s.writes:
-			op.done <- fmt.Errorf("%w: closed", ErrUnavailable)
+			op.done <- fmt.Errorf("%w: closed", store.ErrUnavailable)
 		default:
 			return
 		}
 	}
 }
 
-func (s *Bolt) commit(batch []*writeOp) {
+func (s *Store) commit(batch []*writeOp) {
 	failed := -1
 	var txID uint64
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.Update(func(tx *bbolt.Tx) error {
 		txID = uint64(tx.ID())
 		for i, op := range batch {
 			if err := op.fn(tx); err != nil {
@@ -308,7 +323,7 @@ func (s *Bolt) commit(batch []*writeOp) {
 	if failed < 0 || len(batch) == 1 {
 		// The commit itself failed (disk full, I/O error): nothing landed.
 		if failed < 0 {
-			err = fmt.Errorf("%w: %v", ErrUnavailable, err)
+			err = fmt.Errorf("%w: %v", store.ErrUnavailable, err)
 		}
 		for _, op := range batch {
 			op.done <- err
@@ -321,23 +336,23 @@ func (s *Bolt) commit(batch []*writeOp) {
 	}
 }
 
-func eventKey(id ID) []byte { return id[:] }
+func eventKey(id store.ID) []byte { return id[:] }
 
-func deliveryKey(k DeliveryKey) []byte {
+func deliveryKey(k store.DeliveryKey) []byte {
 	b := make([]byte, 18)
 	copy(b, k.Event[:])
 	binary.BigEndian.PutUint16(b[16:], k.Index)
 	return b
 }
 
-func parseDeliveryKey(b []byte) DeliveryKey {
-	var k DeliveryKey
+func parseDeliveryKey(b []byte) store.DeliveryKey {
+	var k store.DeliveryKey
 	copy(k.Event[:], b[:16])
 	k.Index = binary.BigEndian.Uint16(b[16:18])
 	return k
 }
 
-func queueKey(due time.Time, k DeliveryKey) []byte {
+func queueKey(due time.Time, k store.DeliveryKey) []byte {
 	b := make([]byte, 26)
 	binary.BigEndian.PutUint64(b, uint64(due.UnixNano()))
 	copy(b[8:], k.Event[:])
@@ -345,7 +360,7 @@ func queueKey(due time.Time, k DeliveryKey) []byte {
 	return b
 }
 
-func attemptKey(k DeliveryKey, n int) []byte {
+func attemptKey(k store.DeliveryKey, n int) []byte {
 	b := make([]byte, 22)
 	copy(b, deliveryKey(k))
 	binary.BigEndian.PutUint32(b[18:], uint32(n))
@@ -360,7 +375,7 @@ func dedupKey(source, key string) []byte {
 }
 
 // putSeen records a dedup or single-use key for an event until a time.
-func putSeen(tx *bolt.Tx, key []byte, id ID, until time.Time) error {
+func putSeen(tx *bbolt.Tx, key []byte, id store.ID, until time.Time) error {
 	v := make([]byte, 24)
 	copy(v, id[:])
 	binary.BigEndian.PutUint64(v[16:], uint64(until.UnixNano()))
@@ -368,28 +383,28 @@ func putSeen(tx *bolt.Tx, key []byte, id ID, until time.Time) error {
 }
 
 // seenBefore reads a dedup entry that has not expired.
-func seenBefore(tx *bolt.Tx, key []byte, now time.Time) (ID, bool) {
+func seenBefore(tx *bbolt.Tx, key []byte, now time.Time) (store.ID, bool) {
 	v := tx.Bucket(bucketDedup).Get(key)
 	if len(v) != 24 {
-		return ID{}, false
+		return store.ID{}, false
 	}
 	if int64(binary.BigEndian.Uint64(v[16:])) <= now.UnixNano() {
-		return ID{}, false
+		return store.ID{}, false
 	}
-	var id ID
+	var id store.ID
 	copy(id[:], v[:16])
 	return id, true
 }
 
-// Ingest implements Store.
-func (s *Bolt) Ingest(ctx context.Context, e *NewEvent) (IngestResult, error) {
+// Ingest implements store.Store.
+func (s *Store) Ingest(ctx context.Context, e *store.NewEvent) (store.IngestResult, error) {
 	now := s.now()
 	var dk []byte
 	if e.DedupKey != "" {
 		dk = dedupKey(e.Event.Source, e.DedupKey)
 		// A duplicate found in a snapshot that is already on disk needs no write.
 		if id, ok := s.durableDuplicate(dk, now); ok {
-			return IngestResult{ID: id, Duplicate: true}, nil
+			return store.IngestResult{ID: id, Duplicate: true}, nil
 		}
 	}
 	var gk []byte
@@ -397,7 +412,7 @@ func (s *Bolt) Ingest(ctx context.Context, e *NewEvent) (IngestResult, error) {
 		// Separators 0, 1 and 2 keep dedup, token and digest keys apart.
 		gk = append(append([]byte(e.Event.Source), 2), e.DigestKey...)
 		if id, ok := s.durableDuplicate(gk, now); ok {
-			return IngestResult{ID: id, Duplicate: true}, nil
+			return store.IngestResult{ID: id, Duplicate: true}, nil
 		}
 	}
 	var rk []byte
@@ -408,23 +423,23 @@ func (s *Bolt) Ingest(ctx context.Context, e *NewEvent) (IngestResult, error) {
 	e.Event.ID = s.ids.Next(now)
 	meta, err := json.Marshal(e.Event)
 	if err != nil {
-		return IngestResult{}, fmt.Errorf("encoding event: %w", err)
+		return store.IngestResult{}, fmt.Errorf("encoding event: %w", err)
 	}
-	var result IngestResult
-	err = s.update(ctx, func(tx *bolt.Tx) error {
-		result = IngestResult{ID: e.Event.ID}
+	var result store.IngestResult
+	err = s.update(ctx, func(tx *bbolt.Tx) error {
+		result = store.IngestResult{ID: e.Event.ID}
 		for _, k := range [][]byte{dk, gk} {
 			if k == nil {
 				continue
 			}
 			if id, ok := seenBefore(tx, k, now); ok {
-				result = IngestResult{ID: id, Duplicate: true}
+				result = store.IngestResult{ID: id, Duplicate: true}
 				return nil
 			}
 		}
 		if rk != nil {
 			if _, ok := seenBefore(tx, rk, now); ok {
-				result = IngestResult{Replayed: true}
+				result = store.IngestResult{Replayed: true}
 				return nil
 			}
 			if err := putSeen(tx, rk, e.Event.ID, e.ReplayUntil); err != nil {
@@ -449,22 +464,23 @@ func (s *Bolt) Ingest(ctx context.Context, e *NewEvent) (IngestResult, error) {
 		return addDeliveries(tx, e.Event.ID, 0, e.Targets, now)
 	})
 	if err != nil {
-		return IngestResult{}, err
+		return store.IngestResult{}, err
 	}
 	if !result.Duplicate && !result.Replayed {
 		s.pending.Add(int64(len(e.Targets)))
+		s.queued(upstreamsOf(e.Targets)...)
 	}
 	return result, nil
 }
 
 // addDeliveries stores and queues deliveries for an event, numbered from first.
-func addDeliveries(tx *bolt.Tx, id ID, first int, targets []Target, now time.Time) error {
+func addDeliveries(tx *bbolt.Tx, id store.ID, first int, targets []store.Target, now time.Time) error {
 	for i, t := range targets {
-		d := Delivery{
-			Key:           DeliveryKey{Event: id, Index: uint16(first + i)},
+		d := store.Delivery{
+			Key:           store.DeliveryKey{Event: id, Index: uint16(first + i)},
 			Upstream:      t.Upstream,
 			Route:         t.Route,
-			State:         StatePending,
+			State:         store.StatePending,
 			NextAt:        now,
 			UpdatedAt:     now,
 			OrderKey:      t.OrderKey,
@@ -488,10 +504,10 @@ func addDeliveries(tx *bolt.Tx, id ID, first int, targets []Target, now time.Tim
 	return nil
 }
 
-// AddDeliveries implements Store.
-func (s *Bolt) AddDeliveries(ctx context.Context, id ID, targets []Target) error {
+// AddDeliveries implements store.Store.
+func (s *Store) AddDeliveries(ctx context.Context, id store.ID, targets []store.Target) error {
 	now := s.now()
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		e, err := eventMeta(tx, id[:])
 		if err != nil {
 			return err
@@ -516,14 +532,26 @@ func (s *Bolt) AddDeliveries(ctx context.Context, id ID, targets []Target) error
 	})
 	if err == nil {
 		s.pending.Add(int64(len(targets)))
+		s.queued(upstreamsOf(targets)...)
 	}
 	return err
 }
 
-func (s *Bolt) durableDuplicate(dk []byte, now time.Time) (ID, bool) {
-	var id ID
+// upstreamsOf names the targets' upstreams.
+func upstreamsOf(targets []store.Target) []string {
+	out := make([]string, 0, len(targets))
+	for _, t := range targets {
+		if !slices.Contains(out, t.Upstream) {
+			out = append(out, t.Upstream)
+		}
+	}
+	return out
+}
+
+func (s *Store) durableDuplicate(dk []byte, now time.Time) (store.ID, bool) {
+	var id store.ID
 	var ok bool
-	_ = s.db.View(func(tx *bolt.Tx) error {
+	_ = s.db.View(func(tx *bbolt.Tx) error {
 		if uint64(tx.ID()) > s.durableTx.Load() {
 			return nil
 		}
@@ -533,7 +561,7 @@ func (s *Bolt) durableDuplicate(dk []byte, now time.Time) (ID, bool) {
 	return id, ok
 }
 
-func putDelivery(tx *bolt.Tx, d *Delivery) error {
+func putDelivery(tx *bbolt.Tx, d *store.Delivery) error {
 	v, err := json.Marshal(d)
 	if err != nil {
 		return err
@@ -543,7 +571,7 @@ func putDelivery(tx *bolt.Tx, d *Delivery) error {
 
 // enqueue puts a pending delivery on its upstream's queue and, for ordered
 // delivery, in its key's line.
-func enqueue(tx *bolt.Tx, d *Delivery) error {
+func enqueue(tx *bbolt.Tx, d *store.Delivery) error {
 	q, err := tx.Bucket(bucketQueue).CreateBucketIfNotExists([]byte(d.Upstream))
 	if err != nil {
 		return err
@@ -557,7 +585,7 @@ func enqueue(tx *bolt.Tx, d *Delivery) error {
 	return nil
 }
 
-func orderPrefix(d *Delivery) []byte {
+func orderPrefix(d *store.Delivery) []byte {
 	b := make([]byte, 0, len(d.Upstream)+len(d.OrderKey)+2+18)
 	b = append(b, d.Upstream...)
 	b = append(b, 0)
@@ -565,11 +593,11 @@ func orderPrefix(d *Delivery) []byte {
 	return append(b, 0)
 }
 
-func orderKey(d *Delivery) []byte { return append(orderPrefix(d), deliveryKey(d.Key)...) }
+func orderKey(d *store.Delivery) []byte { return append(orderPrefix(d), deliveryKey(d.Key)...) }
 
 // isHead reports whether an ordered delivery is the oldest one pending for
 // its key; unordered deliveries always are.
-func isHead(tx *bolt.Tx, d *Delivery) bool {
+func isHead(tx *bbolt.Tx, d *store.Delivery) bool {
 	if d.OrderKey == "" {
 		return true
 	}
@@ -578,27 +606,27 @@ func isHead(tx *bolt.Tx, d *Delivery) bool {
 	return k != nil && bytes.Equal(k, orderKey(d))
 }
 
-// Pending implements Store.
-func (s *Bolt) Pending() int64 { return s.pending.Load() }
+// Pending implements store.Store.
+func (s *Store) Pending() int64 { return s.pending.Load() }
 
-func getDelivery(tx *bolt.Tx, k DeliveryKey) (*Delivery, error) {
+func getDelivery(tx *bbolt.Tx, k store.DeliveryKey) (*store.Delivery, error) {
 	v := tx.Bucket(bucketDeliveries).Get(deliveryKey(k))
 	if v == nil {
-		return nil, ErrNotFound
+		return nil, store.ErrNotFound
 	}
-	d := &Delivery{Key: k}
+	d := &store.Delivery{Key: k}
 	if err := json.Unmarshal(v, d); err != nil {
 		return nil, fmt.Errorf("decoding delivery: %w", err)
 	}
 	return d, nil
 }
 
-func getEvent(tx *bolt.Tx, id ID) (*Event, error) {
+func getEvent(tx *bbolt.Tx, id store.ID) (*store.Event, error) {
 	v := tx.Bucket(bucketEvents).Get(eventKey(id))
 	if v == nil {
-		return nil, ErrNotFound
+		return nil, store.ErrNotFound
 	}
-	e := &Event{}
+	e := &store.Event{}
 	if err := json.Unmarshal(v, e); err != nil {
 		return nil, fmt.Errorf("decoding event: %w", err)
 	}
@@ -606,122 +634,10 @@ func getEvent(tx *bolt.Tx, id ID) (*Event, error) {
 	return e, nil
 }
 
-// Due implements Store.
-func (s *Bolt) Due(upstream string, now time.Time, limit int, skip func(DeliveryKey) bool) ([]Task, error) {
-	var tasks []Task
-	err := s.db.View(func(tx *bolt.Tx) error {
-		q := tx.Bucket(bucketQueue).Bucket([]byte(upstream))
-		if q == nil {
-			return nil
-		}
-		c := q.Cursor()
-		nowNano := uint64(now.UnixNano())
-		for k, _ := c.First(); k != nil && len(tasks) < limit; k, _ = c.Next() {
-			if binary.BigEndian.Uint64(k) > nowNano {
-				break
-			}
-			key := parseDeliveryKey(k[8:])
-			if skip != nil && skip(key) {
-				continue
-			}
-			d, err := getDelivery(tx, key)
-			if err != nil {
-				return err
-			}
-			if !isHead(tx, d) {
-				continue
-			}
-			e, err := getEvent(tx, key.Event)
-			if err != nil {
-				return err
-			}
-			task := Task{Delivery: *d, Event: e}
-			if d.Transformed {
-				task.Body = bytes.Clone(tx.Bucket(bucketDBodies).Get(deliveryKey(key)))
-			}
-			tasks = append(tasks, task)
-		}
-		return nil
-	})
-	return tasks, err
-}
-
-// NextDue implements Store.
-func (s *Bolt) NextDue(upstream string, skip func(DeliveryKey) bool) (time.Time, bool, error) {
-	var due time.Time
-	var found bool
-	err := s.db.View(func(tx *bolt.Tx) error {
-		q := tx.Bucket(bucketQueue).Bucket([]byte(upstream))
-		if q == nil {
-			return nil
-		}
-		c := q.Cursor()
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			key := parseDeliveryKey(k[8:])
-			if skip != nil && skip(key) {
-				continue
-			}
-			// An ordered delivery behind another waits for it, not for its own time.
-			if d, err := getDelivery(tx, key); err != nil || !isHead(tx, d) {
-				continue
-			}
-			due, found = time.Unix(0, int64(binary.BigEndian.Uint64(k))), true
-			return nil
-		}
-		return nil
-	})
-	return due, found, err
-}
-
-// Record implements Store.
-func (s *Bolt) Record(ctx context.Context, o Outcome) error {
-	attempt, err := json.Marshal(o.Attempt)
-	if err != nil {
-		return err
-	}
-	err = s.update(ctx, func(tx *bolt.Tx) error {
-		d, err := getDelivery(tx, o.Key)
-		if err != nil {
-			return err
-		}
-		if d.State != StatePending {
-			return fmt.Errorf("delivery %s/%d is %s, not pending", o.Key.Event, o.Key.Index, d.State)
-		}
-		if q := tx.Bucket(bucketQueue).Bucket([]byte(d.Upstream)); q != nil {
-			if err := q.Delete(queueKey(d.NextAt, d.Key)); err != nil {
-				return err
-			}
-		}
-		if err := tx.Bucket(bucketAttempts).Put(attemptKey(o.Key, o.Attempt.N), attempt); err != nil {
-			return err
-		}
-		d.Attempts = o.Attempt.N
-		d.LastStatus = o.Attempt.Status
-		d.LastError = o.Attempt.Error
-		d.UpdatedAt = o.Attempt.At.Add(o.Attempt.Duration)
-		d.State = o.Next
-		if o.Next == StatePending {
-			d.NextAt = o.RetryAt
-			if err := enqueue(tx, d); err != nil {
-				return err
-			}
-		} else if d.OrderKey != "" {
-			if err := tx.Bucket(bucketOrder).Delete(orderKey(d)); err != nil {
-				return err
-			}
-		}
-		return putDelivery(tx, d)
-	})
-	if err == nil && o.Next != StatePending {
-		s.pending.Add(-1)
-	}
-	return err
-}
-
-// Event implements Store.
-func (s *Bolt) Event(id ID) (*EventRecord, error) {
-	rec := &EventRecord{Attempts: map[uint16][]Attempt{}}
-	err := s.db.View(func(tx *bolt.Tx) error {
+// Event implements store.Store.
+func (s *Store) Event(id store.ID) (*store.EventRecord, error) {
+	rec := &store.EventRecord{Attempts: map[uint16][]store.Attempt{}}
+	err := s.db.View(func(tx *bbolt.Tx) error {
 		e, err := getEvent(tx, id)
 		if err != nil {
 			return err
@@ -729,7 +645,7 @@ func (s *Bolt) Event(id ID) (*EventRecord, error) {
 		rec.Event = e
 		c := tx.Bucket(bucketDeliveries).Cursor()
 		for k, v := c.Seek(id[:]); k != nil && bytes.HasPrefix(k, id[:]); k, v = c.Next() {
-			d := Delivery{Key: parseDeliveryKey(k)}
+			d := store.Delivery{Key: parseDeliveryKey(k)}
 			if err := json.Unmarshal(v, &d); err != nil {
 				return err
 			}
@@ -737,7 +653,7 @@ func (s *Bolt) Event(id ID) (*EventRecord, error) {
 		}
 		c = tx.Bucket(bucketAttempts).Cursor()
 		for k, v := c.Seek(id[:]); k != nil && bytes.HasPrefix(k, id[:]); k, v = c.Next() {
-			var a Attempt
+			var a store.Attempt
 			if err := json.Unmarshal(v, &a); err != nil {
 				return err
 			}
@@ -752,10 +668,10 @@ func (s *Bolt) Event(id ID) (*EventRecord, error) {
 	return rec, nil
 }
 
-// QueuedUpstreams implements Store.
-func (s *Bolt) QueuedUpstreams() ([]string, error) {
+// QueuedUpstreams implements store.Store.
+func (s *Store) QueuedUpstreams() ([]string, error) {
 	var names []string
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.db.View(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketQueue).ForEachBucket(func(name []byte) error {
 			if first, _ := tx.Bucket(bucketQueue).Bucket(name).Cursor().First(); first != nil {
 				names = append(names, string(name))
@@ -766,29 +682,29 @@ func (s *Bolt) QueuedUpstreams() ([]string, error) {
 	return names, err
 }
 
-// LearnedSecret implements Store.
-func (s *Bolt) LearnedSecret(scope string) (*LearnedSecret, error) {
-	var out *LearnedSecret
-	err := s.db.View(func(tx *bolt.Tx) error {
+// LearnedSecret implements store.Store.
+func (s *Store) LearnedSecret(scope string) (*store.LearnedSecret, error) {
+	var out *store.LearnedSecret
+	err := s.db.View(func(tx *bbolt.Tx) error {
 		v := tx.Bucket(bucketLearned).Get([]byte(scope))
 		if v == nil {
 			return nil
 		}
-		out = new(LearnedSecret)
+		out = new(store.LearnedSecret)
 		return json.Unmarshal(v, out)
 	})
 	return out, err
 }
 
-// LearnSecret implements Store: the check and the write share one write
+// LearnSecret implements store.Store: the check and the write share one write
 // transaction, which bbolt runs one at a time.
-func (s *Bolt) LearnSecret(ctx context.Context, ls LearnedSecret) (bool, error) {
+func (s *Store) LearnSecret(ctx context.Context, ls store.LearnedSecret) (bool, error) {
 	v, err := json.Marshal(ls)
 	if err != nil {
 		return false, err
 	}
 	var won bool
-	err = s.update(ctx, func(tx *bolt.Tx) error {
+	err = s.update(ctx, func(tx *bbolt.Tx) error {
 		won = false // the function runs again if its batch is retried
 		b := tx.Bucket(bucketLearned)
 		if b.Get([]byte(ls.Scope)) != nil {
@@ -800,12 +716,12 @@ func (s *Bolt) LearnSecret(ctx context.Context, ls LearnedSecret) (bool, error) 
 	return won && err == nil, err
 }
 
-// LearnedSecrets implements Store.
-func (s *Bolt) LearnedSecrets() ([]LearnedSecret, error) {
-	var out []LearnedSecret
-	err := s.db.View(func(tx *bolt.Tx) error {
+// LearnedSecrets implements store.Store.
+func (s *Store) LearnedSecrets() ([]store.LearnedSecret, error) {
+	var out []store.LearnedSecret
+	err := s.db.View(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketLearned).ForEach(func(_, v []byte) error {
-			var ls LearnedSecret
+			var ls store.LearnedSecret
 			if err := json.Unmarshal(v, &ls); err != nil {
 				return err
 			}
@@ -816,10 +732,10 @@ func (s *Bolt) LearnedSecrets() ([]LearnedSecret, error) {
 	return out, err
 }
 
-// RevokeSecret implements Store.
-func (s *Bolt) RevokeSecret(ctx context.Context, scope string) (bool, error) {
+// RevokeSecret implements store.Store.
+func (s *Store) RevokeSecret(ctx context.Context, scope string) (bool, error) {
 	var found bool
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketLearned)
 		found = b.Get([]byte(scope)) != nil
 		return b.Delete([]byte(scope))

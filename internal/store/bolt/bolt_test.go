@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"bytes"
@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/hookgate/hookgate/internal/store"
 )
 
 type clock struct {
@@ -30,12 +32,12 @@ func (c *clock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func openTest(t *testing.T, path string, c *clock) *Bolt {
+func openTest(t *testing.T, path string, c *clock) *Store {
 	t.Helper()
 	if path == "" {
 		path = filepath.Join(t.TempDir(), "hookgate.db")
 	}
-	s, err := OpenBolt(path, Options{Now: c.Now})
+	s, err := Open(path, Options{Now: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,9 +45,9 @@ func openTest(t *testing.T, path string, c *clock) *Bolt {
 	return s
 }
 
-func newEvent(source, key string, body string, c *clock, upstreams ...string) *NewEvent {
-	ne := &NewEvent{
-		Event: &Event{
+func newEvent(source, key string, body string, c *clock, upstreams ...string) *store.NewEvent {
+	ne := &store.NewEvent{
+		Event: &store.Event{
 			Source: source, ReceivedAt: c.Now(), Method: "POST", Path: "/webhooks/" + source,
 			RawQuery: "a=1", Header: http.Header{"X-Test": {"1"}}, Body: []byte(body),
 		},
@@ -55,7 +57,7 @@ func newEvent(source, key string, body string, c *clock, upstreams ...string) *N
 		ne.DedupUntil = c.Now().Add(time.Hour)
 	}
 	for _, u := range upstreams {
-		ne.Targets = append(ne.Targets, Target{Upstream: u, Route: "default"})
+		ne.Targets = append(ne.Targets, store.Target{Upstream: u, Route: "default"})
 	}
 	return ne
 }
@@ -75,16 +77,16 @@ func TestIngestStoresEventAndDeliveries(t *testing.T) {
 	if !bytes.Equal(rec.Event.Body, []byte(body)) || rec.Event.Header.Get("X-Test") != "1" || rec.Event.RawQuery != "a=1" || rec.Event.ID != res.ID {
 		t.Fatalf("stored event differs: %+v body %q", rec.Event, rec.Event.Body)
 	}
-	if len(rec.Deliveries) != 2 || rec.Deliveries[0].Upstream != "legacy" || rec.Deliveries[1].Upstream != "billing" || rec.Deliveries[0].State != StatePending {
+	if len(rec.Deliveries) != 2 || rec.Deliveries[0].Upstream != "legacy" || rec.Deliveries[1].Upstream != "billing" || rec.Deliveries[0].State != store.StatePending {
 		t.Fatalf("deliveries: %+v", rec.Deliveries)
 	}
 	for _, up := range []string{"legacy", "billing"} {
-		tasks, err := s.Due(up, c.Now(), 10, nil)
+		tasks, err := s.Due(up, c.Now(), 10)
 		if err != nil || len(tasks) != 1 || tasks[0].Event.ID != res.ID || !bytes.Equal(tasks[0].Event.Body, []byte(body)) {
 			t.Fatalf("due for %s: %+v %v", up, tasks, err)
 		}
 	}
-	if _, err := s.Event(ID{1}); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Event(store.ID{1}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("unknown id: %v", err)
 	}
 }
@@ -105,7 +107,7 @@ func TestDedupWindow(t *testing.T) {
 	if other.Duplicate {
 		t.Fatal("same key from another source counted as duplicate")
 	}
-	tasks, _ := s.Due("legacy", c.Now(), 10, nil)
+	tasks, _ := s.Due("legacy", c.Now(), 10)
 	if len(tasks) != 2 {
 		t.Fatalf("%d deliveries queued, want 2 (the duplicate adds none)", len(tasks))
 	}
@@ -120,7 +122,7 @@ func TestConcurrentCopiesMakeOneEvent(t *testing.T) {
 	c := &clock{now: time.Unix(1700000000, 0)}
 	s := openTest(t, "", c)
 	const copies = 25
-	results := make([]IngestResult, copies)
+	results := make([]store.IngestResult, copies)
 	var wg sync.WaitGroup
 	for i := range copies {
 		wg.Add(1)
@@ -146,7 +148,7 @@ func TestConcurrentCopiesMakeOneEvent(t *testing.T) {
 	if originals != 1 {
 		t.Fatalf("%d copies stored as new events, want 1", originals)
 	}
-	if tasks, _ := s.Due("legacy", c.Now(), 100, nil); len(tasks) != 1 {
+	if tasks, _ := s.Due("legacy", c.Now(), 100); len(tasks) != 1 {
 		t.Fatalf("%d deliveries queued, want 1", len(tasks))
 	}
 }
@@ -158,7 +160,7 @@ func TestConcurrentWritesShareCommits(t *testing.T) {
 	inCommit := make(chan struct{})
 	blocked := make(chan error)
 	go func() {
-		blocked <- s.update(context.Background(), func(*bolt.Tx) error { close(inCommit); <-release; return nil })
+		blocked <- s.update(context.Background(), func(*bbolt.Tx) error { close(inCommit); <-release; return nil })
 	}()
 	<-inCommit
 	const writers = 50
@@ -187,11 +189,11 @@ func TestConcurrentWritesShareCommits(t *testing.T) {
 	}
 }
 
-func TestDueOrderSkipAndNextDue(t *testing.T) {
+func TestClaimOrderLeasesAndNext(t *testing.T) {
 	c := &clock{now: time.Unix(1700000000, 0)}
 	s := openTest(t, "", c)
 	ctx := context.Background()
-	var ids []ID
+	var ids []store.ID
 	for i := range 3 {
 		res, err := s.Ingest(ctx, newEvent("s", "", string(rune('a'+i)), c, "u"))
 		if err != nil {
@@ -200,31 +202,68 @@ func TestDueOrderSkipAndNextDue(t *testing.T) {
 		ids = append(ids, res.ID)
 		c.Add(time.Second)
 	}
-	tasks, _ := s.Due("u", c.Now(), 10, nil)
+	tasks, _ := s.Due("u", c.Now(), 10)
 	if len(tasks) != 3 || tasks[0].Event.ID != ids[0] || tasks[2].Event.ID != ids[2] {
 		t.Fatalf("due order: %v", tasks)
 	}
-	skipFirst := func(k DeliveryKey) bool { return k.Event == ids[0] }
-	tasks, _ = s.Due("u", c.Now(), 1, skipFirst)
-	if len(tasks) != 1 || tasks[0].Event.ID != ids[1] {
-		t.Fatalf("skip/limit: %v", tasks)
+	// A leased delivery is left out of the next claim.
+	if first, err := s.Claim(ctx, "u", c.Now(), 1); err != nil || len(first.Tasks) != 1 || first.Tasks[0].Event.ID != ids[0] {
+		t.Fatalf("first claim: %v %v", first.Tasks, err)
+	}
+	claimed, _ := s.Claim(ctx, "u", c.Now(), 1)
+	if tasks = claimed.Tasks; len(tasks) != 1 || tasks[0].Event.ID != ids[1] {
+		t.Fatalf("lease/limit: %v", tasks)
 	}
 	// Retry the first one a minute from now: it moves behind the others.
-	err := s.Record(ctx, Outcome{Key: DeliveryKey{Event: ids[0]}, Attempt: Attempt{N: 1, At: c.Now(), Status: 503}, Next: StatePending, RetryAt: c.Now().Add(time.Minute)})
+	err := s.Settle(ctx, store.Outcome{Key: store.DeliveryKey{Event: ids[0]}, Attempt: store.Attempt{N: 1, At: c.Now(), Status: 503}, Next: store.StatePending, RetryAt: c.Now().Add(time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tasks, _ = s.Due("u", c.Now(), 10, nil)
+	tasks, _ = s.Due("u", c.Now(), 10)
 	if len(tasks) != 2 {
 		t.Fatalf("after reschedule %d due, want 2", len(tasks))
 	}
-	onlyRetry := func(k DeliveryKey) bool { return k.Event != ids[0] }
-	next, ok, err := s.NextDue("u", onlyRetry)
-	if err != nil || !ok || !next.Equal(c.Now().Add(time.Minute)) {
-		t.Fatalf("NextDue = %v %v %v, want %v", next, ok, err, c.Now().Add(time.Minute))
+	// With the others leased, the next due time is the retry's.
+	claimed, err = s.Claim(ctx, "u", c.Now(), 10)
+	if err != nil || len(claimed.Tasks) != 1 || claimed.Tasks[0].Event.ID != ids[2] || !claimed.HasNext || !claimed.Next.Equal(c.Now().Add(time.Minute)) {
+		t.Fatalf("Claim = %v, next %v %v %v, want %v", claimed.Tasks, claimed.Next, claimed.HasNext, err, c.Now().Add(time.Minute))
 	}
-	if _, ok, _ := s.NextDue("nobody", nil); ok {
-		t.Fatal("NextDue for an upstream without work")
+	if none, _ := s.Claim(ctx, "nobody", c.Now(), 10); none.HasNext || len(none.Tasks) != 0 {
+		t.Fatal("a next due time for an upstream without work")
+	}
+}
+
+// TestReleaseAndSettleEndLeases: a released delivery is claimed again as it
+// was; a settled one is claimed again when its retry is due.
+func TestReleaseAndSettleEndLeases(t *testing.T) {
+	c := &clock{now: time.Unix(1700000000, 0)}
+	s := openTest(t, "", c)
+	ctx := context.Background()
+	res, _ := s.Ingest(ctx, newEvent("s", "", "a", c, "u"))
+	claim := func() []store.Task {
+		claimed, err := s.Claim(ctx, "u", c.Now(), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return claimed.Tasks
+	}
+	if got := claim(); len(got) != 1 {
+		t.Fatalf("first claim: %v", got)
+	}
+	if got := claim(); len(got) != 0 {
+		t.Fatalf("a leased delivery claimed again: %v", got)
+	}
+	k := store.DeliveryKey{Event: res.ID}
+	s.Release(k)
+	if got := claim(); len(got) != 1 || got[0].Delivery.Attempts != 0 {
+		t.Fatalf("after release: %v", got)
+	}
+	if err := s.Settle(ctx, store.Outcome{Key: k, Attempt: store.Attempt{N: 1, At: c.Now(), Status: 503}, Next: store.StatePending, RetryAt: c.Now().Add(time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(time.Second)
+	if got := claim(); len(got) != 1 || got[0].Delivery.Attempts != 1 {
+		t.Fatalf("after settle: %v", got)
 	}
 }
 
@@ -233,26 +272,26 @@ func TestRecordOutcomes(t *testing.T) {
 	s := openTest(t, "", c)
 	ctx := context.Background()
 	res, _ := s.Ingest(ctx, newEvent("s", "", "a", c, "u", "v"))
-	ku, kv := DeliveryKey{Event: res.ID, Index: 0}, DeliveryKey{Event: res.ID, Index: 1}
-	if err := s.Record(ctx, Outcome{Key: ku, Attempt: Attempt{N: 1, At: c.Now(), Status: 200}, Next: StateDelivered}); err != nil {
+	ku, kv := store.DeliveryKey{Event: res.ID, Index: 0}, store.DeliveryKey{Event: res.ID, Index: 1}
+	if err := s.Settle(ctx, store.Outcome{Key: ku, Attempt: store.Attempt{N: 1, At: c.Now(), Status: 200}, Next: store.StateDelivered}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Record(ctx, Outcome{Key: kv, Attempt: Attempt{N: 1, At: c.Now(), Status: 400, Error: "final status 400"}, Next: StateDead}); err != nil {
+	if err := s.Settle(ctx, store.Outcome{Key: kv, Attempt: store.Attempt{N: 1, At: c.Now(), Status: 400, Error: "final status 400"}, Next: store.StateDead}); err != nil {
 		t.Fatal(err)
 	}
 	for _, up := range []string{"u", "v"} {
-		if tasks, _ := s.Due(up, c.Now().Add(time.Hour), 10, nil); len(tasks) != 0 {
+		if tasks, _ := s.Due(up, c.Now().Add(time.Hour), 10); len(tasks) != 0 {
 			t.Fatalf("finished delivery to %s still queued", up)
 		}
 	}
 	rec, _ := s.Event(res.ID)
-	if rec.Deliveries[0].State != StateDelivered || rec.Deliveries[1].State != StateDead || rec.Deliveries[1].LastStatus != 400 {
+	if rec.Deliveries[0].State != store.StateDelivered || rec.Deliveries[1].State != store.StateDead || rec.Deliveries[1].LastStatus != 400 {
 		t.Fatalf("states: %+v", rec.Deliveries)
 	}
 	if len(rec.Attempts[0]) != 1 || rec.Attempts[1][0].Error != "final status 400" {
 		t.Fatalf("attempts: %+v", rec.Attempts)
 	}
-	err := s.Record(ctx, Outcome{Key: ku, Attempt: Attempt{N: 2}, Next: StateDelivered})
+	err := s.Settle(ctx, store.Outcome{Key: ku, Attempt: store.Attempt{N: 2}, Next: store.StateDelivered})
 	if err == nil {
 		t.Fatal("recording on a finished delivery was accepted")
 	}
@@ -261,7 +300,7 @@ func TestRecordOutcomes(t *testing.T) {
 func TestPendingWorkSurvivesReopen(t *testing.T) {
 	c := &clock{now: time.Unix(1700000000, 0)}
 	path := filepath.Join(t.TempDir(), "hookgate.db")
-	s, err := OpenBolt(path, Options{Now: c.Now})
+	s, err := Open(path, Options{Now: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +312,7 @@ func TestPendingWorkSurvivesReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	s2 := openTest(t, path, c)
-	tasks, err := s2.Due("u", c.Now(), 10, nil)
+	tasks, err := s2.Due("u", c.Now(), 10)
 	if err != nil || len(tasks) != 1 || tasks[0].Event.ID != res.ID || string(tasks[0].Event.Body) != "payload" {
 		t.Fatalf("after reopen: %+v %v", tasks, err)
 	}
@@ -294,7 +333,7 @@ func TestClosedStoreRefusesWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := s.Ingest(context.Background(), newEvent("s", "", "a", c, "u"))
-	if !errors.Is(err, ErrUnavailable) {
+	if !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("ingest on closed store: %v, want ErrUnavailable", err)
 	}
 }
@@ -305,52 +344,24 @@ func TestSecondOpenTimesOut(t *testing.T) {
 	openTest(t, path, c)
 	// bbolt's lock is per open file description, so a second open in the same
 	// process waits like another process would.
-	_, err := OpenBolt(path, Options{OpenTimeout: 100 * time.Millisecond})
+	_, err := Open(path, Options{OpenTimeout: 100 * time.Millisecond})
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("locked by another process")) {
 		t.Fatalf("second open: %v", err)
 	}
 }
 
-func TestIDs(t *testing.T) {
-	var g IDSource
-	now := time.UnixMilli(1700000000123)
-	a, b := g.Next(now), g.Next(now)
-	if a.String() >= b.String() {
-		t.Fatalf("ids in one millisecond not increasing: %s %s", a, b)
-	}
-	if !a.Time().Equal(now) {
-		t.Fatalf("id time %v, want %v", a.Time(), now)
-	}
-	earlier := g.Next(now.Add(-time.Second))
-	if earlier.String() <= b.String() {
-		t.Fatalf("clock going back produced a smaller id: %s after %s", earlier, b)
-	}
-	for _, id := range []ID{a, b, {}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}} {
-		s := id.String()
-		back, err := ParseID(s)
-		if err != nil || back != id || len(s) != 26 {
-			t.Fatalf("round trip %x -> %s -> %x %v", id, s, back, err)
-		}
-	}
-	for _, bad := range []string{"", "short", "8ZZZZZZZZZZZZZZZZZZZZZZZZZ", "01ARZ3NDEKTSV4RRFFQ69G5FA!"} {
-		if _, err := ParseID(bad); err == nil {
-			t.Errorf("ParseID(%q) accepted", bad)
-		}
-	}
-}
-
 func TestSingleUseToken(t *testing.T) {
-	s, err := OpenBolt(filepath.Join(t.TempDir(), "hookgate.db"), Options{})
+	s, err := Open(filepath.Join(t.TempDir(), "hookgate.db"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	ctx := context.Background()
 	now := time.Now()
-	event := func(dedup, token string, until time.Time) *NewEvent {
-		return &NewEvent{Event: &Event{Source: "mailgun", ReceivedAt: now, Body: []byte(`{}`)},
+	event := func(dedup, token string, until time.Time) *store.NewEvent {
+		return &store.NewEvent{Event: &store.Event{Source: "mailgun", ReceivedAt: now, Body: []byte(`{}`)},
 			DedupKey: dedup, DedupUntil: now.Add(time.Hour), ReplayKey: token, ReplayUntil: until,
-			Targets: []Target{{Upstream: "up"}}}
+			Targets: []store.Target{{Upstream: "up"}}}
 	}
 	first, err := s.Ingest(ctx, event("ev-1", "tok", now.Add(10*time.Minute)))
 	if err != nil || first.Replayed {

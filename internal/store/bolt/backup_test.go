@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"bytes"
@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/hookgate/hookgate/internal/store"
 )
 
 // TestBackupWhileWriting takes a snapshot while a writer keeps ingesting,
@@ -27,11 +29,11 @@ func TestBackupWhileWriting(t *testing.T) {
 	s := openTest(t, "", c)
 	ctx := context.Background()
 	body := func(n int) string { return fmt.Sprintf(`{"n":%d,"pad":%q}`, n, strings.Repeat("x", 700)) }
-	ingest := func(n int) (ID, error) {
+	ingest := func(n int) (store.ID, error) {
 		res, err := s.Ingest(ctx, newEvent("github", fmt.Sprint("delivery-", n), body(n), c, "legacy"))
 		return res.ID, err
 	}
-	committed := map[ID]int{} // ACKed before the backup was called
+	committed := map[store.ID]int{} // ACKed before the backup was called
 	for n := range 300 {
 		id, err := ingest(n)
 		if err != nil {
@@ -42,7 +44,7 @@ func TestBackupWhileWriting(t *testing.T) {
 
 	var calling, began atomic.Bool
 	var mu sync.Mutex
-	var later []ID // writes that began once the snapshot had begun
+	var later []store.ID // writes that began once the snapshot had begun
 	fiveLater := make(chan struct{})
 	stop, done := make(chan struct{}), make(chan error, 1)
 	go func() {
@@ -102,11 +104,11 @@ func TestBackupWhileWriting(t *testing.T) {
 	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: time.Second})
 	if err != nil {
 		t.Fatalf("the snapshot does not open: %v", err)
 	}
-	err = db.View(func(tx *bolt.Tx) error {
+	err = db.View(func(tx *bbolt.Tx) error {
 		var bad error
 		for err := range tx.Check() { // drained: Check's walker sends every error
 			bad = errors.Join(bad, err)
@@ -124,12 +126,12 @@ func TestBackupWhileWriting(t *testing.T) {
 		if err != nil {
 			t.Fatalf("event %d, committed before the backup: %v", n, err)
 		}
-		if string(rec.Event.Body) != body(n) || len(rec.Deliveries) != 1 || rec.Deliveries[0].State != StatePending {
+		if string(rec.Event.Body) != body(n) || len(rec.Deliveries) != 1 || rec.Deliveries[0].State != store.StatePending {
 			t.Fatalf("event %d restored differs: body %.40q, deliveries %+v", n, rec.Event.Body, rec.Deliveries)
 		}
 	}
 	for _, id := range later {
-		if _, err := restored.Event(id); !errors.Is(err, ErrNotFound) {
+		if _, err := restored.Event(id); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("event %s, written after the snapshot began, is in it (%v)", id, err)
 		}
 	}

@@ -1,19 +1,22 @@
-package store
+package bolt
 
 import (
 	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"maps"
 	"slices"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/hookgate/hookgate/internal/store"
 )
 
 // idAt returns the smallest id of a millisecond, for seeking by time.
-func idAt(t time.Time) ID {
-	var id ID
+func idAt(t time.Time) store.ID {
+	var id store.ID
 	ms := uint64(t.UnixMilli())
 	for i := 0; i < 6; i++ {
 		id[i] = byte(ms >> (40 - 8*i))
@@ -22,53 +25,38 @@ func idAt(t time.Time) ID {
 }
 
 // eventMeta reads an event's metadata without its body.
-func eventMeta(tx *bolt.Tx, id []byte) (*Event, error) {
+func eventMeta(tx *bbolt.Tx, id []byte) (*store.Event, error) {
 	v := tx.Bucket(bucketEvents).Get(id)
 	if v == nil {
-		return nil, ErrNotFound
+		return nil, store.ErrNotFound
 	}
-	e := &Event{}
+	e := &store.Event{}
 	if err := json.Unmarshal(v, e); err != nil {
 		return nil, err
 	}
 	return e, nil
 }
 
-// Replay implements Store.
-func (s *Bolt) Replay(ctx context.Context, f ReplayFilter) (ReplayResult, error) {
+// Replay implements store.Queue.
+func (s *Store) Replay(ctx context.Context, f store.ReplayFilter) (store.ReplayResult, error) {
 	if f.Limit <= 0 {
 		f.Limit = 1000
 	}
-	states := f.States
-	if len(states) == 0 {
-		states = []State{StateDead}
+	if len(f.States) == 0 {
+		f.States = []store.State{store.StateDead}
 	}
 	now := s.now()
-	var res ReplayResult
-	err := s.update(ctx, func(tx *bolt.Tx) error {
-		res = ReplayResult{}
+	var res store.ReplayResult
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		res = store.ReplayResult{}
 		upstreams := map[string]bool{}
-		var start []byte
-		switch {
-		case f.Event != nil:
-			start = f.Event[:]
-		case f.After != nil:
-			after := deliveryKey(DeliveryKey{Event: *f.After, Index: 0xffff})
-			start = append(after, 0)
-		case !f.Since.IsZero():
-			id := idAt(f.Since)
-			start = id[:]
-		}
+		sources := sourceCache{tx: tx}
 		c := tx.Bucket(bucketDeliveries).Cursor()
 		var k, v []byte
-		if start == nil {
+		if start := replayStart(f); start == nil {
 			k, v = c.First()
 		} else {
 			k, v = c.Seek(start)
-		}
-		var sourceOf struct {
-			id     []byte
-			source string
 		}
 		for ; k != nil; k, v = c.Next() {
 			key := parseDeliveryKey(k)
@@ -82,38 +70,24 @@ func (s *Bolt) Replay(ctx context.Context, f ReplayFilter) (ReplayResult, error)
 			if res.Replayed >= f.Limit && (res.Next == nil || key.Event != *res.Next) {
 				break
 			}
-			d := &Delivery{Key: key}
+			d := &store.Delivery{Key: key}
 			if err := json.Unmarshal(v, d); err != nil {
 				return err
 			}
-			if !slices.Contains(states, d.State) || (f.Upstream != "" && d.Upstream != f.Upstream) {
+			if !slices.Contains(f.States, d.State) || (f.Upstream != "" && d.Upstream != f.Upstream) {
 				continue
 			}
 			if f.Source != "" {
-				if !bytes.Equal(sourceOf.id, key.Event[:]) {
-					e, err := eventMeta(tx, key.Event[:])
-					if err != nil {
-						return err
-					}
-					sourceOf.id, sourceOf.source = bytes.Clone(key.Event[:]), e.Source
+				source, err := sources.of(key.Event)
+				if err != nil {
+					return err
 				}
-				if sourceOf.source != f.Source {
+				if source != f.Source {
 					continue
 				}
 			}
-			if d.State == StatePending {
-				if q := tx.Bucket(bucketQueue).Bucket([]byte(d.Upstream)); q != nil {
-					if err := q.Delete(queueKey(d.NextAt, d.Key)); err != nil {
-						return err
-					}
-				}
-			}
-			wasPending := d.State == StatePending
-			d.State, d.RetryBase, d.ReplayedAt, d.NextAt, d.UpdatedAt = StatePending, d.Attempts, now, now, now
-			if err := putDelivery(tx, d); err != nil {
-				return err
-			}
-			if err := enqueue(tx, d); err != nil {
+			wasPending := d.State == store.StatePending
+			if err := requeue(tx, d, now); err != nil {
 				return err
 			}
 			if !wasPending {
@@ -126,21 +100,72 @@ func (s *Bolt) Replay(ctx context.Context, f ReplayFilter) (ReplayResult, error)
 		if k == nil || f.Event != nil {
 			res.Next = nil
 		}
-		for u := range upstreams {
-			res.Upstreams = append(res.Upstreams, u)
-		}
-		slices.Sort(res.Upstreams)
+		res.Upstreams = slices.Sorted(maps.Keys(upstreams))
 		return nil
 	})
 	if err != nil {
-		return ReplayResult{}, err
+		return store.ReplayResult{}, err
 	}
 	s.pending.Add(int64(res.Replayed))
+	s.queued(res.Upstreams...)
 	return res, nil
 }
 
-// Sweep implements Store.
-func (s *Bolt) Sweep(ctx context.Context, cutoff time.Time, batch int) (int, error) {
+// replayStart is the deliveries key a replay's scan starts at; nil for the
+// first.
+func replayStart(f store.ReplayFilter) []byte {
+	switch {
+	case f.Event != nil:
+		return f.Event[:]
+	case f.After != nil:
+		after := deliveryKey(store.DeliveryKey{Event: *f.After, Index: 0xffff})
+		return append(after, 0)
+	case !f.Since.IsZero():
+		id := idAt(f.Since)
+		return id[:]
+	}
+	return nil
+}
+
+// sourceCache reads the source of the event a replay's scan is in, once
+// per event: an event's deliveries are adjacent.
+type sourceCache struct {
+	tx     *bbolt.Tx
+	id     store.ID
+	source string
+	ok     bool
+}
+
+func (c *sourceCache) of(id store.ID) (string, error) {
+	if c.ok && c.id == id {
+		return c.source, nil
+	}
+	e, err := eventMeta(c.tx, id[:])
+	if err != nil {
+		return "", err
+	}
+	c.id, c.source, c.ok = id, e.Source, true
+	return c.source, nil
+}
+
+// requeue makes a delivery pending again, due now, with a fresh retry budget.
+func requeue(tx *bbolt.Tx, d *store.Delivery, now time.Time) error {
+	if d.State == store.StatePending {
+		if q := tx.Bucket(bucketQueue).Bucket([]byte(d.Upstream)); q != nil {
+			if err := q.Delete(queueKey(d.NextAt, d.Key)); err != nil {
+				return err
+			}
+		}
+	}
+	d.State, d.RetryBase, d.ReplayedAt, d.NextAt, d.UpdatedAt = store.StatePending, d.Attempts, now, now, now
+	if err := putDelivery(tx, d); err != nil {
+		return err
+	}
+	return enqueue(tx, d)
+}
+
+// Sweep implements store.Store.
+func (s *Store) Sweep(ctx context.Context, cutoff time.Time, batch int) (int, error) {
 	if batch <= 0 {
 		batch = 500
 	}
@@ -167,11 +192,11 @@ func (s *Bolt) Sweep(ctx context.Context, cutoff time.Time, batch int) (int, err
 
 // sweepEvents deletes up to batch finished events older than cutoff,
 // starting at resume, in one transaction; it returns where to go on, or nil.
-func (s *Bolt) sweepEvents(ctx context.Context, cutoff time.Time, batch int, resume []byte) (int, []byte, error) {
+func (s *Store) sweepEvents(ctx context.Context, cutoff time.Time, batch int, resume []byte) (int, []byte, error) {
 	cutoffID := idAt(cutoff)
 	var deleted int
 	var next []byte
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		deleted, next = 0, nil
 		events := tx.Bucket(bucketEvents)
 		c := events.Cursor()
@@ -206,14 +231,14 @@ func (s *Bolt) sweepEvents(ctx context.Context, cutoff time.Time, batch int, res
 	return deleted, next, err
 }
 
-func allFinished(tx *bolt.Tx, id []byte) (bool, error) {
+func allFinished(tx *bbolt.Tx, id []byte) (bool, error) {
 	c := tx.Bucket(bucketDeliveries).Cursor()
 	for k, v := c.Seek(id); k != nil && bytes.HasPrefix(k, id); k, v = c.Next() {
-		var d Delivery
+		var d store.Delivery
 		if err := json.Unmarshal(v, &d); err != nil {
 			return false, err
 		}
-		if d.State == StatePending {
+		if d.State == store.StatePending {
 			return false, nil
 		}
 	}
@@ -222,7 +247,7 @@ func allFinished(tx *bolt.Tx, id []byte) (bool, error) {
 
 // deleteEvent removes an event with its body, deliveries, attempts and, if
 // it still points at this event, its dedup key.
-func deleteEvent(tx *bolt.Tx, id []byte) error {
+func deleteEvent(tx *bbolt.Tx, id []byte) error {
 	if e, err := eventMeta(tx, id); err == nil && e.DedupKey != "" {
 		dk := dedupKey(e.Source, e.DedupKey)
 		if v := tx.Bucket(bucketDedup).Get(dk); len(v) == 24 && bytes.Equal(v[:16], id) {
@@ -246,10 +271,10 @@ func deleteEvent(tx *bolt.Tx, id []byte) error {
 }
 
 // sweepDedup deletes up to batch expired dedup keys.
-func (s *Bolt) sweepDedup(ctx context.Context, batch int) (int, error) {
+func (s *Store) sweepDedup(ctx context.Context, batch int) (int, error) {
 	now := uint64(s.now().UnixNano())
 	n := 0
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		n = 0
 		c := tx.Bucket(bucketDedup).Cursor()
 		var doomed [][]byte
@@ -272,16 +297,16 @@ func (s *Bolt) sweepDedup(ctx context.Context, batch int) (int, error) {
 // Compact copies the store at src into a new file at dst, leaving out free
 // pages; src must not be open elsewhere.
 func Compact(dst, src string) error {
-	from, err := bolt.Open(src, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	from, err := bbolt.Open(src, 0o600, &bbolt.Options{Timeout: time.Second, ReadOnly: true})
 	if err != nil {
 		return err
 	}
 	defer from.Close()
-	to, err := bolt.Open(dst, 0o600, &bolt.Options{Timeout: time.Second})
+	to, err := bbolt.Open(dst, 0o600, &bbolt.Options{Timeout: time.Second})
 	if err != nil {
 		return err
 	}
-	if err := bolt.Compact(to, from, 64<<20); err != nil {
+	if err := bbolt.Compact(to, from, 64<<20); err != nil {
 		to.Close()
 		return err
 	}
@@ -290,13 +315,13 @@ func Compact(dst, src string) error {
 
 // EachPending calls fn, in event order, with every event that has a
 // pending delivery, and the transformed bodies of its deliveries.
-func (s *Bolt) EachPending(fn func(rec *EventRecord, bodies map[uint16][]byte) error) error {
-	var ids []ID
-	err := s.db.View(func(tx *bolt.Tx) error {
-		seen := map[ID]bool{}
+func (s *Store) EachPending(fn func(rec *store.EventRecord, bodies map[uint16][]byte) error) error {
+	var ids []store.ID
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		seen := map[store.ID]bool{}
 		return tx.Bucket(bucketQueue).ForEachBucket(func(name []byte) error {
 			return tx.Bucket(bucketQueue).Bucket(name).ForEach(func(k, _ []byte) error {
-				var id ID
+				var id store.ID
 				copy(id[:], k[8:24])
 				if !seen[id] {
 					seen[id] = true
@@ -309,14 +334,14 @@ func (s *Bolt) EachPending(fn func(rec *EventRecord, bodies map[uint16][]byte) e
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(ids, func(a, b ID) int { return bytes.Compare(a[:], b[:]) })
+	slices.SortFunc(ids, func(a, b store.ID) int { return bytes.Compare(a[:], b[:]) })
 	for _, id := range ids {
 		rec, err := s.Event(id)
 		if err != nil {
 			return err
 		}
 		bodies := map[uint16][]byte{}
-		err = s.db.View(func(tx *bolt.Tx) error {
+		err = s.db.View(func(tx *bbolt.Tx) error {
 			for _, d := range rec.Deliveries {
 				if b := tx.Bucket(bucketDBodies).Get(deliveryKey(d.Key)); b != nil {
 					bodies[d.Key.Index] = bytes.Clone(b)

@@ -1,26 +1,28 @@
-package store
+package bolt
 
 import (
 	"context"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/hookgate/hookgate/internal/store"
 )
 
 // A digest key makes a second event with the same digest a duplicate,
 // whatever its dedup key, and survives a reopen of the file.
 func TestDigestKeyIsASecondDedupKey(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hookgate.db")
-	s, err := OpenBolt(path, Options{})
+	s, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	event := func(dedup, digest string) *NewEvent {
-		return &NewEvent{
-			Event:    &Event{Source: "github", ReceivedAt: time.Now(), Method: "POST", Path: "/h", Body: []byte(`{"n":1}`)},
+	event := func(dedup, digest string) *store.NewEvent {
+		return &store.NewEvent{
+			Event:    &store.Event{Source: "github", ReceivedAt: time.Now(), Method: "POST", Path: "/h", Body: []byte(`{"n":1}`)},
 			DedupKey: dedup, DedupUntil: time.Now().Add(time.Hour), DigestKey: digest,
-			Targets: []Target{{Upstream: "u"}},
+			Targets: []store.Target{{Upstream: "u"}},
 		}
 	}
 	first, err := s.Ingest(ctx, event("delivery-1", "sha256:abc"))
@@ -38,7 +40,7 @@ func TestDigestKeyIsASecondDedupKey(t *testing.T) {
 		t.Fatalf("a dedup key equal to a digest key's text: %+v", res)
 	}
 	s.Close()
-	s, err = OpenBolt(path, Options{})
+	s, err = Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,288 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/hookgate/hookgate/internal/store"
+)
+
+func deliveriesOf(tx *bbolt.Tx, id []byte) ([]store.Delivery, error) {
+	var out []store.Delivery
+	c := tx.Bucket(bucketDeliveries).Cursor()
+	for k, v := c.Seek(id); k != nil && bytes.HasPrefix(k, id); k, v = c.Next() {
+		d := store.Delivery{Key: parseDeliveryKey(k)}
+		if err := json.Unmarshal(v, &d); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// List returns events matching f, newest first, and the id to pass as
+// Before for the next page (nil at the end).
+func (s *Store) List(f store.ListFilter) ([]store.EventSummary, *store.ID, error) {
+	if f.Limit <= 0 || f.Limit > 1000 {
+		f.Limit = 50
+	}
+	var out []store.EventSummary
+	var next *store.ID
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		c := tx.Bucket(bucketEvents).Cursor()
+		var k, v []byte
+		switch {
+		case f.Before != nil:
+			// The first key at or after Before; the page starts just below it.
+			if k, _ = c.Seek(f.Before[:]); k != nil {
+				k, v = c.Prev()
+			} else {
+				k, v = c.Last()
+			}
+		case !f.Until.IsZero():
+			until := idAt(f.Until.Add(time.Millisecond))
+			if k, _ = c.Seek(until[:]); k == nil {
+				k, v = c.Last()
+			} else {
+				k, v = c.Prev()
+			}
+		default:
+			k, v = c.Last()
+		}
+		for ; k != nil; k, v = c.Prev() {
+			var id store.ID
+			copy(id[:], k)
+			if !f.Since.IsZero() && id.Time().Before(f.Since.Truncate(time.Millisecond)) {
+				break
+			}
+			if len(out) == f.Limit {
+				last := out[len(out)-1].ID
+				next = &last
+				break
+			}
+			e := &store.Event{}
+			if err := json.Unmarshal(v, e); err != nil {
+				return err
+			}
+			if f.Source != "" && e.Source != f.Source {
+				continue
+			}
+			if f.Query != "" && !strings.Contains(e.ID.String(), strings.ToUpper(f.Query)) && !strings.Contains(e.DedupKey, f.Query) {
+				continue
+			}
+			ds, err := deliveriesOf(tx, k)
+			if err != nil {
+				return err
+			}
+			status := store.Status(e, ds)
+			if f.Status != "" && status != f.Status {
+				continue
+			}
+			out = append(out, store.EventSummary{ID: e.ID, Source: e.Source, ReceivedAt: e.ReceivedAt, Status: status,
+				DedupKey: e.DedupKey, Deliveries: ds, Quarantined: e.Quarantined})
+		}
+		return nil
+	})
+	return out, next, err
+}
+
+// Cancel ends an event's pending deliveries: they are not retried and stay
+// visible as canceled. It returns how many it canceled.
+func (s *Store) Cancel(ctx context.Context, id store.ID) (int, error) {
+	n := 0
+	now := s.now()
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		n = 0
+		if tx.Bucket(bucketEvents).Get(id[:]) == nil {
+			return store.ErrNotFound
+		}
+		ds, err := deliveriesOf(tx, id[:])
+		if err != nil {
+			return err
+		}
+		for i := range ds {
+			d := &ds[i]
+			if d.State != store.StatePending {
+				continue
+			}
+			if q := tx.Bucket(bucketQueue).Bucket([]byte(d.Upstream)); q != nil {
+				if err := q.Delete(queueKey(d.NextAt, d.Key)); err != nil {
+					return err
+				}
+			}
+			if d.OrderKey != "" {
+				if err := tx.Bucket(bucketOrder).Delete(orderKey(d)); err != nil {
+					return err
+				}
+			}
+			d.State, d.UpdatedAt, d.LastError = store.StateCanceled, now, "canceled by an operator"
+			if err := putDelivery(tx, d); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err == nil {
+		s.pending.Add(-int64(n))
+	}
+	return n, err
+}
+
+// Stats implements an operator's overview.
+func (s *Store) Stats() (store.Stats, error) {
+	st := store.Stats{Upstreams: map[string]store.UpstreamStats{}}
+	now := s.now()
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		st.Events = tx.Bucket(bucketEvents).Stats().KeyN
+		c := tx.Bucket(bucketEvents).Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if bytes.Contains(v, []byte(`"unrouted":true`)) {
+				st.Unrouted++
+			}
+			if bytes.Contains(v, []byte(`"quarantined":`)) {
+				st.Quarantined++
+			}
+		}
+		dc := tx.Bucket(bucketDeliveries).Cursor()
+		for k, v := dc.First(); k != nil; k, v = dc.Next() {
+			var d store.Delivery
+			if err := json.Unmarshal(v, &d); err != nil {
+				return err
+			}
+			u := st.Upstreams[d.Upstream]
+			switch d.State {
+			case store.StatePending:
+				u.Pending++
+				st.Pending++
+			case store.StateDelivered:
+				u.Delivered++
+				st.Delivered++
+			case store.StateDead:
+				u.Dead++
+				st.Dead++
+			case store.StateCanceled:
+				u.Canceled++
+				st.Canceled++
+			}
+			st.Upstreams[d.Upstream] = u
+		}
+		return tx.Bucket(bucketQueue).ForEachBucket(func(name []byte) error {
+			oldest, ok := oldestQueued(tx.Bucket(bucketQueue).Bucket(name))
+			if !ok {
+				return nil
+			}
+			age := max(now.Sub(oldest).Seconds(), 0)
+			u := st.Upstreams[string(name)]
+			u.OldestPendingSeconds = age
+			st.Upstreams[string(name)] = u
+			st.Oldest = max(st.Oldest, age)
+			return nil
+		})
+	})
+	return st, err
+}
+
+// oldestQueued scans a queue's keys for the earliest-received event: the
+// queue is in due order, and a retried delivery is due later than newer ones.
+func oldestQueued(q *bbolt.Bucket) (time.Time, bool) {
+	var oldest store.ID
+	found := false
+	c := q.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		var id store.ID
+		copy(id[:], k[8:24])
+		if !found || bytes.Compare(id[:], oldest[:]) < 0 {
+			oldest, found = id, true
+		}
+	}
+	return oldest.Time(), found
+}
+
+// OldestPending returns the receive time of the oldest event with a
+// pending delivery, cheaply, for metrics.
+func (s *Store) OldestPending() (time.Time, bool) {
+	var oldest time.Time
+	found := false
+	_ = s.db.View(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketQueue).ForEachBucket(func(name []byte) error {
+			if t, ok := oldestQueued(tx.Bucket(bucketQueue).Bucket(name)); ok && (!found || t.Before(oldest)) {
+				oldest, found = t, true
+			}
+			return nil
+		})
+	})
+	return oldest, found
+}
+
+// timelineLimit bounds the events one timeline reads.
+const timelineLimit = 200000
+
+// Timeline counts received events and delivery attempts per minute since
+// since; truncated reports that it stopped at timelineLimit events.
+func (s *Store) Timeline(since time.Time) (points []store.TimelinePoint, truncated bool, err error) {
+	start := since.Truncate(time.Minute)
+	now := s.now()
+	n := int(now.Sub(start)/time.Minute) + 1
+	if n < 1 || n > 24*60 {
+		return nil, false, errors.New("timeline: since must be within the last 24 hours")
+	}
+	points = make([]store.TimelinePoint, n)
+	for i := range points {
+		points[i].Minute = start.Add(time.Duration(i) * time.Minute)
+	}
+	slot := func(t time.Time) int {
+		i := int(t.Sub(start) / time.Minute)
+		if i < 0 || i >= n {
+			return -1
+		}
+		return i
+	}
+	err = s.db.View(func(tx *bbolt.Tx) error {
+		from := idAt(start)
+		c := tx.Bucket(bucketEvents).Cursor()
+		seen := 0
+		for k, _ := c.Seek(from[:]); k != nil; k, _ = c.Next() {
+			if seen == timelineLimit {
+				truncated = true
+				break
+			}
+			seen++
+			var id store.ID
+			copy(id[:], k)
+			if i := slot(id.Time()); i >= 0 {
+				points[i].Received++
+			}
+		}
+		ac := tx.Bucket(bucketAttempts).Cursor()
+		seen = 0
+		for k, v := ac.Seek(from[:]); k != nil; k, v = ac.Next() {
+			if seen == timelineLimit {
+				truncated = true
+				break
+			}
+			seen++
+			var a store.Attempt
+			if json.Unmarshal(v, &a) != nil {
+				continue
+			}
+			i := slot(a.At)
+			if i < 0 {
+				continue
+			}
+			if a.Status >= 200 && a.Status < 300 {
+				points[i].Delivered++
+			} else {
+				points[i].Failed++
+			}
+		}
+		return nil
+	})
+	return points, truncated, err
+}
