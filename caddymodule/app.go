@@ -210,7 +210,7 @@ func (a *App) Start() error {
 		a.acquired = append(a.acquired, key)
 		reg.handle = handle
 		for _, p := range reg.pipelines {
-			p.Attach(handle.store, handle.engine.Notify, a.logger, nil)
+			p.Attach(handle.store, a.logger, nil)
 		}
 	}
 	liveMu.Lock()

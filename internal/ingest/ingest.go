@@ -35,9 +35,8 @@ type Pipeline struct {
 	// bodies is the budget of body bytes held by requests being read.
 	bodies *bodyBudget
 
-	store  store.Store
-	notify func(upstream string)
-	log    *zap.Logger
+	store store.Store
+	log   *zap.Logger
 	// rejectLog is log, sampled: at most rejectLogFirst lines a second, then
 	// one in rejectLogThereafter.
 	rejectLog *zap.Logger
@@ -74,19 +73,16 @@ func (p *Pipeline) observe(src *source, outcome string, start time.Time) {
 	}
 }
 
-// Attach connects the pipeline to its store. notify is told which upstreams
-// got new work.
-func (p *Pipeline) Attach(st store.Store, notify func(upstream string), log *zap.Logger, now func() time.Time) {
+// Attach connects the pipeline to its store, which wakes delivery for the
+// work it takes.
+func (p *Pipeline) Attach(st store.Store, log *zap.Logger, now func() time.Time) {
 	if log == nil {
 		log = zap.NewNop()
 	}
 	if now == nil {
 		now = time.Now
 	}
-	if notify == nil {
-		notify = func(string) {}
-	}
-	p.store, p.notify, p.log, p.now = st, notify, log, now
+	p.store, p.log, p.now = st, log, now
 	defer p.attachOnce.Do(func() { close(p.attached) })
 	p.rejectLog = log.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
 		return zapcore.NewSamplerWithOptions(c, time.Second, rejectLogFirst, rejectLogThereafter)

@@ -74,7 +74,9 @@ type harness struct {
 func newHarness(t testing.TB) *harness {
 	t.Helper()
 	h := routingHarnessAt(t, routesYAML, filepath.Join(t.TempDir(), "hookgate.db"))
-	h.p.Attach(h.store, func(string) { h.notified.Add(1) }, nil, func() time.Time { return testNow })
+	if err := h.store.Configure(nil, func(string) { h.notified.Add(1) }); err != nil {
+		t.Fatal(err)
+	}
 	return h
 }
 

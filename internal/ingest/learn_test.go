@@ -75,7 +75,7 @@ func pipelineOn(t testing.TB, routes string, st store.Store, log *zap.Logger) *h
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Attach(st, nil, log, func() time.Time { return testNow })
+	p.Attach(st, log, func() time.Time { return testNow })
 	h := &harness{p: p}
 	if b, ok := st.(*bolt.Store); ok {
 		h.store = b

@@ -55,7 +55,7 @@ func TestLogsNeverCarrySecrets(t *testing.T) {
 	st, _ := bolt.Open(t.TempDir()+"/h.db", bolt.Options{})
 	defer st.Close()
 	core, logs := observer.New(zap.DebugLevel)
-	p.Attach(st, nil, zap.New(core), func() time.Time { return testNow })
+	p.Attach(st, zap.New(core), func() time.Time { return testNow })
 	h := &harness{p: p, store: st}
 	body := []byte(`{"sender":{"email":"jane@example.com"},"action":"opened"}`)
 	hdr := sign(t, "github", "super-secret-value", body)

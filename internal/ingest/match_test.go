@@ -149,7 +149,7 @@ sources:
 func TestRejectionsLoggedAtInfoSampled(t *testing.T) {
 	h := newHarness(t)
 	core, logs := observer.New(zapcore.InfoLevel)
-	h.p.Attach(h.store, nil, zap.New(core), nil)
+	h.p.Attach(h.store, zap.New(core), nil)
 	h.p.SetClientIP(func(*http.Request) string { return "203.0.113.7" })
 	const flood = 1000
 	for range flood {

@@ -55,9 +55,6 @@ func (p *Pipeline) Reroute(ctx context.Context, id store.ID) ([]store.Target, er
 	if err := p.store.AddDeliveries(ctx, id, targets); err != nil {
 		return nil, err
 	}
-	for _, t := range targets {
-		p.notify(t.Upstream)
-	}
 	return targets, nil
 }
 

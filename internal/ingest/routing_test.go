@@ -104,7 +104,7 @@ func routingHarnessAt(t testing.TB, yaml, dbPath string) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	p.Attach(st, nil, nil, func() time.Time { return testNow })
+	p.Attach(st, nil, func() time.Time { return testNow })
 	return &harness{p: p, store: st}
 }
 

@@ -103,7 +103,7 @@ func TestReplayWithFreshUnsignedIDIsADuplicate(t *testing.T) {
 func TestReplayDigestSwitchAndWhoGetsIt(t *testing.T) {
 	yaml := strings.Replace(routesYAML, "    secrets: [gh-secret-0123456789]\n", "    secrets: [gh-secret-0123456789]\n    dedup:\n      replay_digest: false\n", 1)
 	h := routingHarnessAt(t, yaml, t.TempDir()+"/h.db")
-	h.p.Attach(h.store, nil, nil, func() time.Time { return testNow })
+	h.p.Attach(h.store, nil, func() time.Time { return testNow })
 	body := []byte(`{"action":"opened","number":8}`)
 	for i := range 2 {
 		hdr := sign(t, "github", "gh-secret-0123456789", body)

@@ -411,9 +411,6 @@ func (p *Pipeline) accepted(w http.ResponseWriter, src *source, start time.Time,
 		p.observe(src, "duplicate", start)
 		return
 	}
-	for _, t := range s.event.Targets {
-		p.notify(t.Upstream)
-	}
 	body := s.event.Event.Body
 	p.log.Info("event received", zap.String("source", src.Name), zap.String("event_id", id),
 		zap.Int("deliveries", len(s.event.Targets)), zap.Int("bytes", len(body)))

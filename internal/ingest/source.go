@@ -116,7 +116,6 @@ func New(s Settings) (*Pipeline, error) {
 		trustedProxy: untrusted,
 		attached:     make(chan struct{}),
 		now:          time.Now,
-		notify:       func(string) {},
 		sources:      map[string]*source{},
 		maxBody:      s.MaxBody,
 		maxPending:   s.MaxPending,

@@ -175,7 +175,8 @@ type EventRecord struct {
 type Store interface {
 	// Ingest durably stores a new event and its deliveries, or reports the
 	// earlier event when the dedup key was seen. It returns only after the
-	// write is on disk.
+	// write is on disk, and wakes delivery (Queue.Configure's notify) for the
+	// new deliveries.
 	Ingest(ctx context.Context, e *NewEvent) (IngestResult, error)
 	// Event returns one event with its deliveries and attempts.
 	Event(id ID) (*EventRecord, error)
@@ -183,7 +184,7 @@ type Store interface {
 	Queue
 	// AddDeliveries gives a stored event more deliveries (routing it again,
 	// or releasing it from quarantine) and clears its unrouted and
-	// quarantined marks.
+	// quarantined marks, and wakes delivery for them.
 	AddDeliveries(ctx context.Context, id ID, targets []Target) error
 	// Pending counts deliveries not yet delivered or dead.
 	Pending() int64
