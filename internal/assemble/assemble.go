@@ -11,7 +11,7 @@ import (
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/deliver"
 	"github.com/hookgate/hookgate/internal/ingest"
-	"github.com/hookgate/hookgate/internal/route"
+	"github.com/hookgate/hookgate/internal/rules"
 )
 
 // Parts is a configuration, compiled.
@@ -70,10 +70,10 @@ func Config(cfg *config.Config) (*Parts, error) {
 
 // compileUpstreams builds each upstream's delivery settings, its re-signer
 // and its ordering key.
-func compileUpstreams(cfg *config.Config) (map[string]deliver.Upstream, map[string]*route.Program, []error) {
+func compileUpstreams(cfg *config.Config) (map[string]deliver.Upstream, map[string]*rules.Program, []error) {
 	var errs []error
 	upstreams := map[string]deliver.Upstream{}
-	orderKeys := map[string]*route.Program{}
+	orderKeys := map[string]*rules.Program{}
 	for name, up := range cfg.Upstreams {
 		u := up.Upstream
 		sign, err := resigner(cfg, up)
@@ -83,7 +83,7 @@ func compileUpstreams(cfg *config.Config) (map[string]deliver.Upstream, map[stri
 		u.Sign, u.SignID = sign, up.Resign.Scheme
 		upstreams[name] = u
 		if up.OrderingKey != "" {
-			prog, err := route.CompileKey(up.OrderingKey)
+			prog, err := rules.CompileKey(up.OrderingKey)
 			if err != nil {
 				errs = append(errs, cfg.Errorf(up.OrderingKeyPos, "upstream %s: ordering.key: %v", name, err))
 				continue

@@ -3,7 +3,7 @@ package assemble_test
 import (
 	"testing"
 
-	"github.com/hookgate/hookgate/internal/route"
+	"github.com/hookgate/hookgate/internal/rules"
 	"github.com/hookgate/hookgate/internal/verify"
 )
 
@@ -16,12 +16,12 @@ func TestPresetExpressionsCompile(t *testing.T) {
 	}
 	for _, p := range presets {
 		if p.DedupKey != "" {
-			if _, err := route.CompileKey(p.DedupKey); err != nil {
+			if _, err := rules.CompileKey(p.DedupKey); err != nil {
 				t.Errorf("%s: dedup key %q: %v", p.Name, p.DedupKey, err)
 			}
 		}
 		if p.Live != "" {
-			if _, err := route.CompileCondition(p.Live); err != nil {
+			if _, err := rules.CompileCondition(p.Live); err != nil {
 				t.Errorf("%s: live marker %q: %v", p.Name, p.Live, err)
 			}
 		}

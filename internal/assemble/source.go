@@ -10,7 +10,7 @@ import (
 
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/ingest"
-	"github.com/hookgate/hookgate/internal/route"
+	"github.com/hookgate/hookgate/internal/rules"
 	"github.com/hookgate/hookgate/internal/verify"
 )
 
@@ -174,7 +174,7 @@ func compileMode(cfg *config.Config, src *config.Source, preset verify.Preset, s
 	case preset.LiveUnsigned:
 		return cfg.Errorf(src.ModePos, "source %s: provider %s marks test and live events outside what it signs (%s), so anyone replaying an event could flip it and mode cannot rely on it: give test and live their own sources and secrets, or route on it with a when: rule", src.Name, preset.Name, preset.Live)
 	}
-	prog, err := route.CompileCondition(preset.Live)
+	prog, err := rules.CompileCondition(preset.Live)
 	if err != nil {
 		return cfg.Errorf(src.ModePos, "source %s: live-mode expression: %v", src.Name, err)
 	}
@@ -191,7 +191,7 @@ func compileDedup(cfg *config.Config, src *config.Source, preset verify.Preset, 
 	if key == "" || src.Dedup.Disabled {
 		return nil
 	}
-	prog, err := route.CompileKey(key)
+	prog, err := rules.CompileKey(key)
 	if err != nil {
 		return cfg.Errorf(at, "source %s: dedup.key: %v", src.Name, err)
 	}
@@ -200,15 +200,15 @@ func compileDedup(cfg *config.Config, src *config.Source, preset verify.Preset, 
 }
 
 // compileRoutes compiles the source's rules in order, behind its default.
-func compileRoutes(cfg *config.Config, src *config.Source) (*route.Table, error) {
-	table := &route.Table{Default: src.Default}
+func compileRoutes(cfg *config.Config, src *config.Source) (*rules.Table, error) {
+	table := &rules.Table{Default: src.Default}
 	for _, r := range src.Routes {
-		rule := route.Rule{Name: r.Name, To: r.To, Stop: r.Stop}
+		rule := rules.Rule{Name: r.Name, To: r.To, Stop: r.Stop}
 		if rule.Name == "" {
 			rule.Name = fmt.Sprintf("line %d", r.Pos.Line)
 		}
 		if r.When != "" {
-			prog, err := route.CompileCondition(r.When)
+			prog, err := rules.CompileCondition(r.When)
 			if err != nil {
 				return nil, cfg.Errorf(r.WhenPos, "route %s: when: %v", rule.Name, err)
 			}
@@ -231,9 +231,9 @@ func compileRoutes(cfg *config.Config, src *config.Source) (*route.Table, error)
 	return table, nil
 }
 
-func compileSchema(name, file string, doc any) (*route.Schema, error) {
+func compileSchema(name, file string, doc any) (*rules.Schema, error) {
 	if doc == nil {
-		return route.CompileSchema(file)
+		return rules.CompileSchema(file)
 	}
 	// YAML numbers decode as Go ints; the schema compiler wants JSON values.
 	raw, err := json.Marshal(doc)
@@ -244,25 +244,25 @@ func compileSchema(name, file string, doc any) (*route.Schema, error) {
 	if err := json.Unmarshal(raw, &normalized); err != nil {
 		return nil, err
 	}
-	return route.CompileInlineSchema(name, normalized)
+	return rules.CompileInlineSchema(name, normalized)
 }
 
-func compileShape(cfg *config.Config, r *config.Route, name string) (*route.Shape, error) {
+func compileShape(cfg *config.Config, r *config.Route, name string) (*rules.Shape, error) {
 	if r.Path == "" && len(r.SetHeaders) == 0 && len(r.RemoveHeaders) == 0 && r.Transform == "" {
 		return nil, nil
 	}
-	shape := &route.Shape{RemoveHeaders: r.RemoveHeaders}
+	shape := &rules.Shape{RemoveHeaders: r.RemoveHeaders}
 	if r.Path != "" {
-		t, err := route.CompileTemplate(r.Path)
+		t, err := rules.CompileTemplate(r.Path)
 		if err != nil {
 			return nil, cfg.Errorf(r.PathPos, "route %s: path: %v", name, err)
 		}
 		shape.Path = t
 	}
 	if len(r.SetHeaders) > 0 {
-		shape.SetHeaders = map[string]*route.Template{}
+		shape.SetHeaders = map[string]*rules.Template{}
 		for header, value := range r.SetHeaders {
-			t, err := route.CompileTemplate(value)
+			t, err := rules.CompileTemplate(value)
 			if err != nil {
 				return nil, cfg.Errorf(r.SetHeadersPos, "route %s: set_headers.%s: %v", name, header, err)
 			}
@@ -270,7 +270,7 @@ func compileShape(cfg *config.Config, r *config.Route, name string) (*route.Shap
 		}
 	}
 	if r.Transform != "" {
-		prog, err := route.CompileKey(r.Transform)
+		prog, err := rules.CompileKey(r.Transform)
 		if err != nil {
 			return nil, cfg.Errorf(r.TransformPos, "route %s: transform: %v", name, err)
 		}

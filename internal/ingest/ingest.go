@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/hookgate/hookgate/internal/route"
+	"github.com/hookgate/hookgate/internal/rules"
 	"github.com/hookgate/hookgate/internal/store"
 )
 
@@ -25,7 +25,7 @@ type Pipeline struct {
 	claims  []string           // claimed prefixes in PathKey form, each ending in "/"
 	maxBody int64
 	// orderKeys group deliveries to upstreams with ordered delivery.
-	orderKeys map[string]*route.Program
+	orderKeys map[string]*rules.Program
 	// maxPending bounds the deliveries waiting before ingest answers 503.
 	maxPending int64
 	counters   struct{ ruleErrors, unparseable atomic.Int64 }
@@ -177,12 +177,12 @@ func (s *source) requestURL(r *http.Request) string {
 // targets routes an event: the destinations of the matching rules (or the
 // other-mode upstreams), with each route's shaping rendered and each
 // ordered upstream's key computed. Expression errors are logged and counted.
-func (p *Pipeline) targets(src *source, env *route.Env, otherMode bool) []store.Target {
-	var dests []route.Destination
+func (p *Pipeline) targets(src *source, env *rules.Env, otherMode bool) []store.Target {
+	var dests []rules.Destination
 	switch {
 	case otherMode:
 		for _, u := range src.OtherModeTo {
-			dests = append(dests, route.Destination{Upstream: u, Route: "other_mode"})
+			dests = append(dests, rules.Destination{Upstream: u, Route: "other_mode"})
 		}
 	case env != nil:
 		var errs []error
@@ -192,7 +192,7 @@ func (p *Pipeline) targets(src *source, env *route.Env, otherMode bool) []store.
 			p.log.Warn("route expression failed; treated as no match", zap.String("source", src.Name), zap.Error(err))
 		}
 	default:
-		dests, _ = src.Rules.Decide(&route.Env{})
+		dests, _ = src.Rules.Decide(&rules.Env{})
 	}
 	out := make([]store.Target, 0, len(dests))
 	for _, d := range dests {
@@ -206,7 +206,7 @@ func (p *Pipeline) targets(src *source, env *route.Env, otherMode bool) []store.
 				p.log.Warn("route shaping failed; delivering the event as received",
 					zap.String("source", src.Name), zap.String("route", d.Route), zap.Error(err))
 			} else {
-				target.Path, target.SetHeaders, target.RemoveHeaders, target.Body = shaped.Path, shaped.SetHeaders, shaped.RemoveHeaders, shaped.Body
+				target.Shaping, target.Body = shaped.Shaping, shaped.Body
 			}
 		}
 		if prog := p.orderKeys[d.Upstream]; prog != nil {
@@ -241,7 +241,7 @@ func (p *Pipeline) Counts() Counters {
 
 // newEnv is what expressions see of a request, live or stored: headers in
 // lower case and the query, first value of each.
-func newEnv(src *source, method, path, rawQuery string, header http.Header, at time.Time) *route.Env {
+func newEnv(src *source, method, path, rawQuery string, header http.Header, at time.Time) *rules.Env {
 	headers := make(map[string]string, len(header))
 	for k, v := range header {
 		if len(v) > 0 {
@@ -253,7 +253,7 @@ func newEnv(src *source, method, path, rawQuery string, header http.Header, at t
 	for k, v := range values {
 		query[k] = v[0]
 	}
-	return &route.Env{Headers: headers, Query: query, Path: path, Method: method, Source: src.Name, Provider: src.Provider, ReceivedAt: at}
+	return &rules.Env{Headers: headers, Query: query, Path: path, Method: method, Source: src.Name, Provider: src.Provider, ReceivedAt: at}
 }
 
 // Sources returns the source names by path, for logs and tools.

@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/hookgate/hookgate/internal/route"
+	"github.com/hookgate/hookgate/internal/rules"
 )
 
 // DefaultMaskFields are JSON fields masked in logged bodies unless the
@@ -43,7 +43,7 @@ func newMasker(fields []string) *masker {
 
 // Mask returns the body, read in its source's format, as it may be logged.
 func (m *masker) Mask(format string, body []byte) string {
-	parsed, err := route.ParseBody(format, body)
+	parsed, err := rules.ParseBody(format, body)
 	if err != nil {
 		return truncate(maskText(string(body)))
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hookgate/hookgate/internal/route"
+	"github.com/hookgate/hookgate/internal/rules"
 	"github.com/hookgate/hookgate/internal/store"
 )
 
@@ -41,7 +41,7 @@ func (p *Pipeline) Reroute(ctx context.Context, id store.ID) ([]store.Target, er
 	}
 	env := newEnv(src, ev.Method, ev.Path, ev.RawQuery, ev.Header, ev.ReceivedAt)
 	if src.needsBody {
-		if body, err := route.ParseBody(src.Format, ev.Body); err == nil {
+		if body, err := rules.ParseBody(src.Format, ev.Body); err == nil {
 			env.Body = body
 		}
 	}
@@ -63,7 +63,7 @@ func (p *Pipeline) Reroute(ctx context.Context, id store.ID) ([]store.Target, er
 type Explanation struct {
 	Source   string
 	Provider string
-	Rules    []route.RuleTrace
+	Rules    []rules.RuleTrace
 	Targets  []store.Target
 	// BodyErr says why the body could not be parsed, if it could not.
 	BodyErr error
@@ -83,9 +83,9 @@ func (p *Pipeline) Explain(sourceName string, headers, query map[string]string, 
 	if src == nil {
 		return nil, fmt.Errorf("no source %q (sources: %s)", sourceName, strings.Join(names, ", "))
 	}
-	env := &route.Env{Headers: headers, Query: query, Path: src.Path, Method: "POST", Source: src.Name, Provider: src.Provider, ReceivedAt: p.now()}
+	env := &rules.Env{Headers: headers, Query: query, Path: src.Path, Method: "POST", Source: src.Name, Provider: src.Provider, ReceivedAt: p.now()}
 	ex := &Explanation{Source: src.Name, Provider: src.Provider}
-	if parsed, err := route.ParseBody(src.Format, body); err == nil {
+	if parsed, err := rules.ParseBody(src.Format, body); err == nil {
 		env.Body = parsed
 	} else {
 		ex.BodyErr = err

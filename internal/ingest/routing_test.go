@@ -14,7 +14,7 @@ import (
 	"github.com/hookgate/hookgate/internal/assemble"
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/ingest"
-	"github.com/hookgate/hookgate/internal/route"
+	"github.com/hookgate/hookgate/internal/rules"
 	"github.com/hookgate/hookgate/internal/store"
 	"github.com/hookgate/hookgate/internal/store/bolt"
 	"github.com/hookgate/hookgate/internal/verify"
@@ -288,17 +288,17 @@ func TestRoutingConfigErrors(t *testing.T) {
 // BenchmarkRouteTwentyRules evaluates a source with 20 rules on a parsed
 // Stripe-like event: the cost routing adds to each request.
 func BenchmarkRouteTwentyRules(b *testing.B) {
-	var rules []route.Rule
+	var list []rules.Rule
 	for i := range 20 {
-		prog, err := route.CompileCondition(fmt.Sprintf(`body.type == "type.%d" && body.data.object.amount > %d`, i, i*10))
+		prog, err := rules.CompileCondition(fmt.Sprintf(`body.type == "type.%d" && body.data.object.amount > %d`, i, i*10))
 		if err != nil {
 			b.Fatal(err)
 		}
-		rules = append(rules, route.Rule{Name: fmt.Sprint(i), When: prog, To: []string{fmt.Sprint("u", i%4)}})
+		list = append(list, rules.Rule{Name: fmt.Sprint(i), When: prog, To: []string{fmt.Sprint("u", i%4)}})
 	}
-	table := &route.Table{Rules: rules, Default: []string{"legacy"}}
-	body, _ := route.ParseBody(verify.FormatJSON, []byte(`{"id":"evt_1","type":"type.19","data":{"object":{"amount":5000,"currency":"usd"}}}`))
-	env := &route.Env{Body: body, Headers: map[string]string{"content-type": "application/json"}, Source: "stripe"}
+	table := &rules.Table{Rules: list, Default: []string{"legacy"}}
+	body, _ := rules.ParseBody(verify.FormatJSON, []byte(`{"id":"evt_1","type":"type.19","data":{"object":{"amount":5000,"currency":"usd"}}}`))
+	env := &rules.Env{Body: body, Headers: map[string]string{"content-type": "application/json"}, Source: "stripe"}
 	b.ReportAllocs()
 	for b.Loop() {
 		dests, _ := table.Decide(env)

@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/hookgate/hookgate/internal/route"
+	"github.com/hookgate/hookgate/internal/rules"
 	"github.com/hookgate/hookgate/internal/store"
 	"github.com/hookgate/hookgate/internal/verify"
 )
@@ -234,10 +234,10 @@ func (p *Pipeline) event(r *http.Request, src *source, body []byte, now time.Tim
 // parsed when something reads it; nil when nothing does. A dedup key that
 // is all the source reads of the body comes straight from the bytes
 // instead (fastKey), unless the body is not JSON.
-func (p *Pipeline) environment(r *http.Request, src *source, body []byte, now time.Time) (*route.Env, *string, *rejection) {
+func (p *Pipeline) environment(r *http.Request, src *source, body []byte, now time.Time) (*rules.Env, *string, *rejection) {
 	var fastKey *string
 	if src.dedupPath != nil {
-		if key, ok := route.ExtractKey(body, src.dedupPath); ok {
+		if key, ok := rules.ExtractKey(body, src.dedupPath); ok {
 			fastKey = &key
 		}
 	}
@@ -248,7 +248,7 @@ func (p *Pipeline) environment(r *http.Request, src *source, body []byte, now ti
 	if !src.needsBody && src.dedupPath == nil {
 		return env, fastKey, nil
 	}
-	parsed, err := route.ParseBody(src.Format, body)
+	parsed, err := rules.ParseBody(src.Format, body)
 	switch {
 	case err == nil:
 		env.Body = parsed
@@ -263,7 +263,7 @@ func (p *Pipeline) environment(r *http.Request, src *source, body []byte, now ti
 
 // dedupKeys sets the event's dedup key, and the body's digest as a second
 // key where the signature covers no timestamp or id.
-func (p *Pipeline) dedupKeys(src *source, ne *store.NewEvent, env *route.Env, fastKey *string, now time.Time) {
+func (p *Pipeline) dedupKeys(src *source, ne *store.NewEvent, env *rules.Env, fastKey *string, now time.Time) {
 	var digest string // the body's digest, computed at most once
 	if src.Dedup != nil {
 		var key string
@@ -298,7 +298,7 @@ func (p *Pipeline) dedupKeys(src *source, ne *store.NewEvent, env *route.Env, fa
 // mode checks a source that takes only live (or only test) events: an
 // event of the other mode is refused, or routed to the other-mode
 // upstreams when there are some.
-func (p *Pipeline) mode(src *source, env *route.Env) (otherMode bool, rej *rejection) {
+func (p *Pipeline) mode(src *source, env *rules.Env) (otherMode bool, rej *rejection) {
 	if src.Live == nil {
 		return false, nil
 	}

@@ -6,7 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/hookgate/hookgate/internal/route"
+	"github.com/hookgate/hookgate/internal/rules"
 	"github.com/hookgate/hookgate/internal/verify"
 )
 
@@ -38,7 +38,7 @@ type Source struct {
 	Scope      string
 	LearnUntil time.Time
 	// Dedup computes the dedup key, kept for DedupWindow; nil without one.
-	Dedup       *route.Program
+	Dedup       *rules.Program
 	DedupWindow time.Duration
 	// DigestFallback makes an empty preset dedup key fall back to the body's
 	// digest.
@@ -48,14 +48,14 @@ type Source struct {
 	ReplayDigest bool
 	// Gate is the schema bodies must satisfy, nil without one; Quarantine
 	// parks failing events instead of answering 400.
-	Gate       *route.Schema
+	Gate       *rules.Schema
 	Quarantine bool
 	// Rules routes the source's events.
-	Rules *route.Table
+	Rules *rules.Table
 	// Live is true for a live-mode event, nil when mode is not checked;
 	// WantLive is the mode taken, and events of the other mode go to
 	// OtherModeTo (refused when it is empty).
-	Live        *route.Program
+	Live        *rules.Program
 	WantLive    bool
 	OtherModeTo []string
 	// Response is what an accepted event is answered with.
@@ -103,7 +103,7 @@ type Settings struct {
 	LogBodies  bool
 	MaskFields []string
 	// OrderKeys compute the ordering key of deliveries to ordered upstreams.
-	OrderKeys map[string]*route.Program
+	OrderKeys map[string]*rules.Program
 }
 
 // New returns a pipeline for compiled sources. Two sources whose paths

@@ -5,6 +5,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
@@ -69,12 +70,40 @@ type Target struct {
 	// OrderKey, when set, makes this delivery wait for earlier ones to the
 	// same upstream with the same key.
 	OrderKey string
-	// Path, SetHeaders and RemoveHeaders shape what the upstream receives;
+	Shaping
 	// Body, when set, replaces the original body for this delivery.
-	Path          string
-	SetHeaders    map[string]string
-	RemoveHeaders []string
-	Body          []byte
+	Body []byte
+}
+
+// Shaping is what a rule changes in the request an upstream receives.
+type Shaping struct {
+	// Path replaces the request's path; empty keeps it.
+	Path string `json:"path,omitempty"`
+	// SetHeaders sets headers; RemoveHeaders removes them.
+	SetHeaders    map[string]string `json:"set_headers,omitempty"`
+	RemoveHeaders []string          `json:"remove_headers,omitempty"`
+}
+
+// UnmarshalJSON reads a target as stored before its shaping had JSON
+// names (JetStream keeps targets in its event records).
+func (t *Target) UnmarshalJSON(data []byte) error {
+	type target Target
+	var v struct {
+		target
+		LegacySetHeaders    map[string]string `json:"SetHeaders"`
+		LegacyRemoveHeaders []string          `json:"RemoveHeaders"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*t = Target(v.target)
+	if t.SetHeaders == nil {
+		t.SetHeaders = v.LegacySetHeaders
+	}
+	if t.RemoveHeaders == nil {
+		t.RemoveHeaders = v.LegacyRemoveHeaders
+	}
+	return nil
 }
 
 // NewEvent is an event to store, with its deduplication and deliveries.
@@ -129,12 +158,10 @@ type Delivery struct {
 	ReplayedAt time.Time `json:"replayed_at,omitzero"`
 	// OrderKey groups deliveries to the upstream that go out one at a time.
 	OrderKey string `json:"order_key,omitempty"`
-	// Path, SetHeaders, RemoveHeaders and Transformed record the route's
-	// shaping; a transformed body is stored beside the original.
-	Path          string            `json:"path,omitempty"`
-	SetHeaders    map[string]string `json:"set_headers,omitempty"`
-	RemoveHeaders []string          `json:"remove_headers,omitempty"`
-	Transformed   bool              `json:"transformed,omitempty"`
+	Shaping
+	// Transformed says a rule transformed the body, which is stored beside
+	// the original.
+	Transformed bool `json:"transformed,omitempty"`
 }
 
 // Attempt is the record of one delivery attempt.

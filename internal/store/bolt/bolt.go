@@ -477,17 +477,15 @@ func (s *Store) Ingest(ctx context.Context, e *store.NewEvent) (store.IngestResu
 func addDeliveries(tx *bbolt.Tx, id store.ID, first int, targets []store.Target, now time.Time) error {
 	for i, t := range targets {
 		d := store.Delivery{
-			Key:           store.DeliveryKey{Event: id, Index: uint16(first + i)},
-			Upstream:      t.Upstream,
-			Route:         t.Route,
-			State:         store.StatePending,
-			NextAt:        now,
-			UpdatedAt:     now,
-			OrderKey:      t.OrderKey,
-			Path:          t.Path,
-			SetHeaders:    t.SetHeaders,
-			RemoveHeaders: t.RemoveHeaders,
-			Transformed:   t.Body != nil,
+			Key:         store.DeliveryKey{Event: id, Index: uint16(first + i)},
+			Upstream:    t.Upstream,
+			Route:       t.Route,
+			State:       store.StatePending,
+			NextAt:      now,
+			UpdatedAt:   now,
+			OrderKey:    t.OrderKey,
+			Shaping:     t.Shaping,
+			Transformed: t.Body != nil,
 		}
 		if t.Body != nil {
 			if err := tx.Bucket(bucketDBodies).Put(deliveryKey(d.Key), t.Body); err != nil {

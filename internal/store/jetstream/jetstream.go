@@ -776,7 +776,7 @@ func (s *Store) lease(upstream string, msg jetstream.Msg) (store.Task, bool) {
 		Body:  t.Body,
 		Delivery: store.Delivery{Key: k, Upstream: upstream, Route: t.Route, State: store.StatePending,
 			Attempts: item.RetryBase + int(md.NumDelivered) - 1, RetryBase: item.RetryBase,
-			Path: t.Path, SetHeaders: t.SetHeaders, RemoveHeaders: t.RemoveHeaders, Transformed: t.Body != nil},
+			Shaping: t.Shaping, Transformed: t.Body != nil},
 	}, true
 }
 

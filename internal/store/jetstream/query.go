@@ -48,7 +48,7 @@ func (s *Store) states(ctx context.Context, rec *eventRecord) ([]*deliveryState,
 		st, _, err := s.getState(ctx, k)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			st = &deliveryState{Delivery: store.Delivery{Key: k, Upstream: t.Upstream, Route: t.Route, State: store.StatePending,
-				NextAt: rec.Event.ReceivedAt, UpdatedAt: rec.Event.ReceivedAt, Path: t.Path, Transformed: t.Body != nil}}
+				NextAt: rec.Event.ReceivedAt, UpdatedAt: rec.Event.ReceivedAt, Shaping: t.Shaping, Transformed: t.Body != nil}}
 		} else if err != nil {
 			return nil, err
 		}
@@ -576,8 +576,8 @@ func (s *Store) Import(ctx context.Context, rec *store.EventRecord, bodies map[u
 		if int(d.Key.Index) >= len(targets) {
 			return false, errors.New("import: delivery indexes are not dense")
 		}
-		t := store.Target{Upstream: d.Upstream, Route: d.Route, OrderKey: d.OrderKey, Path: d.Path,
-			SetHeaders: d.SetHeaders, RemoveHeaders: d.RemoveHeaders, Body: bodies[d.Key.Index]}
+		t := store.Target{Upstream: d.Upstream, Route: d.Route, OrderKey: d.OrderKey,
+			Shaping: d.Shaping, Body: bodies[d.Key.Index]}
 		targets[d.Key.Index] = t
 		st := &deliveryState{Delivery: d, Log: rec.Attempts[d.Key.Index]}
 		if err := s.putState(ctx, d.Key, st, false); err != nil {

@@ -1,6 +1,7 @@
-// Package route decides where an event goes: expr-lang rules and JSON Schema
-// matches, compiled once per configuration and evaluated per event.
-package route
+// Package rules is the rule engine behind dedup keys, live-mode checks,
+// ordering keys, routing and shaping: expr-lang expressions, JSON Schemas and
+// templates, compiled once per configuration and evaluated per event.
+package rules
 
 import (
 	"bytes"
@@ -17,7 +18,6 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/vm"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/hookgate/hookgate/internal/verify"
 )
@@ -239,161 +239,4 @@ func ParseBody(format string, body []byte) (any, error) {
 		return nil, ErrUnparseable // something after the value
 	}
 	return exactNumbers(v), nil
-}
-
-// Schema is a compiled JSON Schema.
-type Schema struct{ schema *jsonschema.Schema }
-
-// CompileSchema compiles the JSON Schema file at path.
-func CompileSchema(path string) (*Schema, error) {
-	c := jsonschema.NewCompiler()
-	s, err := c.Compile(path)
-	if err != nil {
-		return nil, fmt.Errorf("schema %s: %s", path, oneLine(err))
-	}
-	return &Schema{schema: s}, nil
-}
-
-// oneLine folds a multi-line error into one line, for file:line: messages.
-func oneLine(err error) string {
-	var parts []string
-	for line := range strings.SplitSeq(err.Error(), "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			parts = append(parts, line)
-		}
-	}
-	return strings.Join(parts, "; ")
-}
-
-// CompileInlineSchema compiles a schema written in routes.yaml; name
-// identifies it in errors.
-func CompileInlineSchema(name string, doc any) (*Schema, error) {
-	c := jsonschema.NewCompiler()
-	url := "inline:///" + name + ".json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("inline schema: %s", oneLine(err))
-	}
-	s, err := c.Compile(url)
-	if err != nil {
-		return nil, fmt.Errorf("inline schema: %s", oneLine(err))
-	}
-	return &Schema{schema: s}, nil
-}
-
-// Match reports whether body satisfies the schema.
-func (s *Schema) Match(body any) bool {
-	return s.schema.Validate(body) == nil
-}
-
-// Check returns why body does not satisfy the schema, or nil.
-func (s *Schema) Check(body any) error {
-	return s.schema.Validate(body)
-}
-
-// Rule is one compiled route.
-type Rule struct {
-	Name   string
-	When   *Program
-	Schema *Schema
-	To     []string
-	// Stop ends evaluation when the rule matches.
-	Stop bool
-	// Shape changes what the rule's upstreams receive; nil keeps the
-	// request byte for byte.
-	Shape *Shape
-}
-
-// Table is a source's compiled routing.
-type Table struct {
-	Rules   []Rule
-	Default []string
-}
-
-// NeedsBody reports whether evaluating the table reads the body.
-func (t *Table) NeedsBody() bool {
-	for _, r := range t.Rules {
-		if r.Schema != nil || (r.When != nil && r.When.NeedsBody()) || r.Shape.needsBody() {
-			return true
-		}
-	}
-	return false
-}
-
-// Destination is one upstream an event goes to, the rule that sent it, and
-// how that rule shapes the delivery.
-type Destination struct {
-	Upstream string
-	Route    string
-	Shape    *Shape
-}
-
-// RuleTrace says how one rule fared, for `hookgate route`.
-type RuleTrace struct {
-	Name    string
-	Matched bool
-	Err     error
-}
-
-// Decide returns the destinations for an event: every matching rule, in
-// order, each upstream once, until a matching rule with stop; the default
-// when nothing matched. Evaluation errors count as no match and are returned.
-func (t *Table) Decide(env *Env) ([]Destination, []error) {
-	var errs []error
-	dests := t.evaluate(env, func(r *Rule, _ bool, err error) {
-		if err != nil {
-			errs = append(errs, fmt.Errorf("route %s: %w", r.Name, err))
-		}
-	})
-	return dests, errs
-}
-
-// Trace is Decide with the outcome of every rule evaluated.
-func (t *Table) Trace(env *Env) ([]Destination, []RuleTrace) {
-	var trace []RuleTrace
-	dests := t.evaluate(env, func(r *Rule, matched bool, err error) {
-		trace = append(trace, RuleTrace{Name: r.Name, Matched: matched, Err: err})
-	})
-	return dests, trace
-}
-
-func (t *Table) evaluate(env *Env, seen func(r *Rule, matched bool, err error)) []Destination {
-	var out []Destination
-	matched := false
-	for i := range t.Rules {
-		r := &t.Rules[i]
-		ok := true
-		var err error
-		if r.When != nil {
-			ok, err = r.When.Match(env)
-		}
-		if ok && r.Schema != nil {
-			ok = env.Body != nil && r.Schema.Match(env.Body)
-		}
-		seen(r, ok, err)
-		if !ok {
-			continue
-		}
-		matched = true
-		out = addDestinations(out, r.To, r.Name, r.Shape)
-		if r.Stop {
-			break
-		}
-	}
-	if !matched {
-		out = addDestinations(out, t.Default, "default", nil)
-	}
-	return out
-}
-
-func addDestinations(out []Destination, upstreams []string, route string, shape *Shape) []Destination {
-next:
-	for _, u := range upstreams {
-		for _, d := range out {
-			if d.Upstream == u {
-				continue next
-			}
-		}
-		out = append(out, Destination{Upstream: u, Route: route, Shape: shape})
-	}
-	return out
 }

@@ -1,10 +1,12 @@
-package route
+package rules
 
 import (
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/hookgate/hookgate/internal/store"
 )
 
 // Template is text with {expression} parts, such as "/billing/{body.type}".
@@ -121,9 +123,7 @@ func (s *Shape) needsBody() bool {
 
 // Shaped is a rendered Shape for one event.
 type Shaped struct {
-	Path          string
-	SetHeaders    map[string]string
-	RemoveHeaders []string
+	store.Shaping
 	// Body is the transformed body, nil for the original.
 	Body []byte
 }
@@ -133,7 +133,7 @@ func (s *Shape) Apply(env *Env) (*Shaped, error) {
 	if s == nil {
 		return nil, nil
 	}
-	out := &Shaped{RemoveHeaders: s.RemoveHeaders}
+	out := &Shaped{Shaping: store.Shaping{RemoveHeaders: s.RemoveHeaders}}
 	if s.Path != nil {
 		p, err := s.Path.renderPath(env)
 		if err != nil {

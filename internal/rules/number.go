@@ -1,4 +1,4 @@
-package route
+package rules
 
 import (
 	"encoding/json"
