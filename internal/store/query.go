@@ -76,6 +76,30 @@ type Stats struct {
 	Upstreams   map[string]UpstreamStats `json:"upstreams"`
 }
 
+// Count adds n deliveries to upstream in state, to the upstream's counts
+// and the totals.
+func (st *Stats) Count(upstream string, state State, n int) {
+	if st.Upstreams == nil {
+		st.Upstreams = map[string]UpstreamStats{}
+	}
+	u := st.Upstreams[upstream]
+	switch state {
+	case StatePending:
+		u.Pending += n
+		st.Pending += n
+	case StateDelivered:
+		u.Delivered += n
+		st.Delivered += n
+	case StateDead:
+		u.Dead += n
+		st.Dead += n
+	case StateCanceled:
+		u.Canceled += n
+		st.Canceled += n
+	}
+	st.Upstreams[upstream] = u
+}
+
 // TimelinePoint counts one minute: events received, attempts delivered and
 // attempts failed.
 type TimelinePoint struct {

@@ -156,22 +156,7 @@ func (s *Store) Stats() (store.Stats, error) {
 			if err := json.Unmarshal(v, &d); err != nil {
 				return err
 			}
-			u := st.Upstreams[d.Upstream]
-			switch d.State {
-			case store.StatePending:
-				u.Pending++
-				st.Pending++
-			case store.StateDelivered:
-				u.Delivered++
-				st.Delivered++
-			case store.StateDead:
-				u.Dead++
-				st.Dead++
-			case store.StateCanceled:
-				u.Canceled++
-				st.Canceled++
-			}
-			st.Upstreams[d.Upstream] = u
+			st.Count(d.Upstream, d.State, 1)
 		}
 		return tx.Bucket(bucketQueue).ForEachBucket(func(name []byte) error {
 			oldest, ok := oldestQueued(tx.Bucket(bucketQueue).Bucket(name))

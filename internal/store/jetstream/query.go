@@ -289,25 +289,12 @@ func (s *Store) Stats() (store.Stats, error) {
 	}
 	for subj, n := range info.State.Subjects {
 		name := strings.Split(subj, ".")[2]
-		u := st.Upstreams[name]
-		u.Pending += int(n)
-		st.Pending += int(n)
-		st.Upstreams[name] = u
+		st.Count(name, store.StatePending, int(n))
 	}
 	err = s.eachState(ctx, func(d *deliveryState) {
-		u := st.Upstreams[d.Upstream]
-		switch d.State {
-		case store.StateDelivered:
-			u.Delivered++
-			st.Delivered++
-		case store.StateDead:
-			u.Dead++
-			st.Dead++
-		case store.StateCanceled:
-			u.Canceled++
-			st.Canceled++
+		if d.State != store.StatePending { // pending ones are counted from the work streams above
+			st.Count(d.Upstream, d.State, 1)
 		}
-		st.Upstreams[d.Upstream] = u
 	})
 	if err != nil {
 		return st, err
