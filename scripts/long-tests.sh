@@ -23,9 +23,9 @@ for target in \
 	"FuzzStripeHeader ./internal/verify" \
 	"FuzzSignatureNeedsTheSecret ./internal/verify" \
 	"FuzzParse ./internal/config" \
-	"FuzzExtractKey ./internal/route" \
-	"FuzzCompile ./internal/route" \
-	"FuzzSchema ./internal/route"; do
+	"FuzzExtractKey ./internal/rules" \
+	"FuzzCompile ./internal/rules" \
+	"FuzzSchema ./internal/rules"; do
 	set -- $target
 	log="$out/$1.log"
 	echo "== $1 for $FUZZ_TIME"
