@@ -280,5 +280,6 @@ var (
 // compare by the settings that made them, which the rest of the fields carry.
 func sameUpstream(a, b deliver.Upstream) bool {
 	a.Sign, b.Sign = nil, nil
+	a.Transport, b.Transport = nil, nil // TransportID compares them
 	return reflect.DeepEqual(a, b)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 	"go.uber.org/zap"
 
 	"github.com/hookgate/hookgate/internal/assemble"
@@ -70,6 +71,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	pipeline := parts.Pipeline
+	if err := h.loadTransports(ctx, parts, cfg); err != nil {
+		return err
+	}
 	spec, err := h.resolveStore(repl, cfg)
 	if err != nil {
 		return err
@@ -194,3 +198,24 @@ var (
 	_ caddy.Provisioner           = (*Handler)(nil)
 	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
 )
+
+// loadTransports gives each upstream with TLS, proxy or transport settings
+// its own Caddy reverse_proxy HTTP transport, provisioned in this
+// configuration's context, so Caddy closes its connections when the
+// configuration is unloaded.
+func (h *Handler) loadTransports(ctx caddy.Context, parts *assemble.Parts, cfg *config.Config) error {
+	for name, raw := range parts.Transports {
+		mod, err := ctx.LoadModuleByID("http.reverse_proxy.transport.http", raw)
+		if err != nil {
+			return fmt.Errorf("webhook_gateway: upstream %s: transport: %w", name, err)
+		}
+		up := parts.Upstreams[name]
+		up.Transport = mod.(*reverseproxy.HTTPTransport).Transport
+		parts.Upstreams[name] = up
+		if t := cfg.Upstreams[name].Reach.TLS; t != nil && t.InsecureSkipVerify {
+			h.logger.Warn("upstream certificates are not checked: anyone on the path can read and change its deliveries; use tls.ca instead",
+				zap.String("upstream", name))
+		}
+	}
+	return nil
+}

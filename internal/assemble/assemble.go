@@ -5,6 +5,7 @@
 package assemble
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -21,6 +22,11 @@ type Parts struct {
 	Upstreams map[string]deliver.Upstream
 	// Retention is how long finished events are kept.
 	Retention time.Duration
+	// Transports holds, by upstream, the Caddy reverse_proxy HTTP transport
+	// (http.reverse_proxy.transport.http) each upstream with TLS, proxy or
+	// transport settings is reached through, as JSON; the Caddy glue loads
+	// it into Upstream.Transport.
+	Transports map[string]json.RawMessage
 }
 
 // Config compiles everything a configuration needs at request and delivery
@@ -45,6 +51,16 @@ func Config(cfg *config.Config) (*Parts, error) {
 		sources = append(sources, s)
 	}
 	upstreams, orderKeys, upErrs := compileUpstreams(cfg)
+	transports := map[string]json.RawMessage{}
+	for name, up := range cfg.Upstreams {
+		if raw := transport(up.Reach); raw != nil {
+			transports[name] = raw
+			u := upstreams[name]
+			u.TransportID = string(raw)
+			u.HostFromURL = u.URL != nil && u.URL.Scheme == "http" && mayProxy(raw)
+			upstreams[name] = u
+		}
+	}
 	errs = append(errs, upErrs...)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -65,7 +81,7 @@ func Config(cfg *config.Config) (*Parts, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Parts{Pipeline: pipeline, Upstreams: upstreams, Retention: cfg.Storage.Retention}, nil
+	return &Parts{Pipeline: pipeline, Upstreams: upstreams, Retention: cfg.Storage.Retention, Transports: transports}, nil
 }
 
 // compileUpstreams builds each upstream's delivery settings, its re-signer

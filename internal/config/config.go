@@ -123,7 +123,9 @@ type Upstream struct {
 	OrderingKeyPos Pos
 	// Resign says how deliveries are re-signed for the backend (key sign).
 	Resign Sign
-	Pos    Pos
+	// Reach is how delivery gets to the upstream: TLS, proxy, transport.
+	Reach Reach
+	Pos   Pos
 }
 
 // Sign says how deliveries are re-signed for the backend.
@@ -621,8 +623,13 @@ func (p *parser) upstream(key, n *yaml.Node) *Upstream {
 		"ordering": func(_, v *yaml.Node) {
 			up.OrderingKey, up.OrderingKeyPos = p.ordering(v, what+".ordering")
 		},
-		"sign": func(k, v *yaml.Node) { up.Resign = p.sign(k, v, what+".sign") },
+		"sign":      func(k, v *yaml.Node) { up.Resign = p.sign(k, v, what+".sign") },
+		"tls":       func(k, v *yaml.Node) { p.reachKey(k, v, up, what) },
+		"proxy":     func(k, v *yaml.Node) { p.reachKey(k, v, up, what) },
+		"transport": func(k, v *yaml.Node) { p.reachKey(k, v, up, what) },
+		"headers":   func(_, v *yaml.Node) { up.Headers = p.upstreamHeaders(v, what+".headers") },
 	})
+	p.checkReach(key, up, what)
 	if up.URL == nil && field(n, "url") == nil {
 		p.errorf(key, "%s: url is required", what)
 	}

@@ -82,6 +82,20 @@ func (in *inliner) rewrite(root *yaml.Node) {
 	storage := field(root, "storage")
 	in.absolute(field(storage, "path"))
 	in.absolute(field(field(storage, "jetstream"), "credentials"))
+	if ups := field(root, "upstreams"); ups != nil && ups.Kind == yaml.MappingNode {
+		for i := 1; i < len(ups.Content); i += 2 {
+			tls := field(ups.Content[i], "tls")
+			if ca := field(tls, "ca"); ca != nil && ca.Kind == yaml.SequenceNode {
+				for _, item := range ca.Content {
+					in.absolute(item)
+				}
+			} else {
+				in.absolute(ca)
+			}
+			in.absolute(field(tls, "client_cert"))
+			in.absolute(field(tls, "client_key"))
+		}
+	}
 	sources := field(root, "sources")
 	if sources == nil || sources.Kind != yaml.MappingNode {
 		return

@@ -40,6 +40,19 @@ type Upstream struct {
 	// SignID names how, so two configurations can be compared.
 	Sign   SignFunc `json:"-"`
 	SignID string
+	// Headers are set on every delivery request, before a route's shaping;
+	// they may carry credentials, so they are never logged.
+	Headers map[string]string
+	// Transport, when set, carries the upstream's requests (Caddy's
+	// reverse_proxy HTTP transport, with its TLS trust, client certificate
+	// and proxy); nil uses the engine's own. TransportID names its
+	// configuration, so two configurations can be compared.
+	Transport   http.RoundTripper `json:"-"`
+	TransportID string
+	// HostFromURL sends the URL's host as Host instead of the public host
+	// the event arrived on (which X-Forwarded-Host still carries): a forward
+	// proxy takes a plain-http request to the host its Host names.
+	HostFromURL bool
 }
 
 // RetryPolicy says how failed attempts are retried.
@@ -406,9 +419,8 @@ func newLane(e *Engine, name string) *lane {
 		e:    e,
 		name: name,
 		client: &http.Client{
-			Transport: transport,
-			// A redirect is an answer, not an instruction to send the event elsewhere.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+			Transport:     transport,
+			CheckRedirect: noRedirects,
 		},
 		wake:    make(chan struct{}, 1),
 		stop:    make(chan struct{}),
@@ -417,6 +429,19 @@ func newLane(e *Engine, name string) *lane {
 		breaker: newBreaker(BreakerPolicy{}),
 	}
 }
+
+// clientFor is the client an attempt uses: the lane's, or one over the
+// upstream's own transport. Redirects are answers either way.
+func (l *lane) clientFor(cfg Upstream) *http.Client {
+	if cfg.Transport == nil {
+		return l.client
+	}
+	return &http.Client{Transport: cfg.Transport, CheckRedirect: noRedirects}
+}
+
+// noRedirects makes a redirect an answer, not an instruction to send the
+// event elsewhere.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 func (l *lane) configure(u *Upstream) {
 	l.mu.Lock()
@@ -576,7 +601,7 @@ func (l *lane) attempt(cfg Upstream, t store.Task) {
 	attempt := store.Attempt{N: n, At: start}
 	var resp *http.Response
 	if err == nil {
-		resp, err = l.client.Do(req)
+		resp, err = l.clientFor(cfg).Do(req)
 	}
 	if err != nil && l.e.ctx.Err() != nil {
 		l.e.store.Release(t.Delivery.Key) // shutting down: the delivery stays queued as it was
@@ -751,7 +776,10 @@ func buildRequest(ctx context.Context, cfg Upstream, t store.Task, attempt int) 
 	for _, h := range hopHeaders {
 		req.Header.Del(h)
 	}
-	setForwarded(req, ev)
+	setForwarded(req, ev, !cfg.HostFromURL)
+	for k, v := range cfg.Headers {
+		req.Header.Set(k, v)
+	}
 	for _, h := range d.RemoveHeaders {
 		req.Header.Del(h)
 	}
@@ -809,14 +837,17 @@ func RedactURL(u *url.URL) string {
 // setForwarded sets X-Forwarded-For, -Host and -Proto as reverse_proxy
 // does: a trusted proxy's values are extended, anyone else's are replaced,
 // so a sender cannot make the backend believe it came from elsewhere.
-func setForwarded(req *http.Request, ev *store.Event) {
+// publicHost also sends the event's host as Host, as reverse_proxy does.
+func setForwarded(req *http.Request, ev *store.Event, publicHost bool) {
 	if !ev.ViaTrustedProxy {
 		for _, h := range []string{"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
 			req.Header.Del(h)
 		}
 	}
 	if ev.Host != "" {
-		req.Host = ev.Host // as reverse_proxy does: the backend sees the public host
+		if publicHost {
+			req.Host = ev.Host
+		}
 		if req.Header.Get("X-Forwarded-Host") == "" {
 			req.Header.Set("X-Forwarded-Host", ev.Host)
 		}

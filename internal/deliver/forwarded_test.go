@@ -41,3 +41,35 @@ func TestForwardedHeadersTrustedOnlyFromProxies(t *testing.T) {
 		}
 	}
 }
+
+// An upstream's static headers reach it, a route's shaping overrides them,
+// and the gateway's own headers win over both; an upstream behind a forward
+// proxy gets its own host as Host, so the proxy takes the request there.
+func TestStaticHeadersAndHostBehindAProxy(t *testing.T) {
+	base, _ := url.Parse("http://backend.internal:8080")
+	ev := &store.Event{Method: "POST", Path: "/h", Host: "hooks.example.com", Header: http.Header{"Authorization": {"from the provider"}}}
+	up := Upstream{Name: "u", URL: base, Headers: map[string]string{"Authorization": "Bearer static", "X-Team": "billing"}}
+	task := store.Task{Event: ev, Delivery: store.Delivery{Shaping: store.Shaping{SetHeaders: map[string]string{"X-Team": "payments"}}}}
+	req, err := buildRequest(context.Background(), up, task, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := req.Header.Get("Authorization"); got != "Bearer static" {
+		t.Errorf("Authorization %q", got)
+	}
+	if got := req.Header.Get("X-Team"); got != "payments" {
+		t.Errorf("a route's set_headers lost to the upstream's: %q", got)
+	}
+	if req.Host != "hooks.example.com" {
+		t.Errorf("direct: Host %q, want the public host", req.Host)
+	}
+
+	up.HostFromURL = true
+	req, err = buildRequest(context.Background(), up, task, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.Host != "backend.internal:8080" || req.Header.Get("X-Forwarded-Host") != "hooks.example.com" {
+		t.Errorf("behind a proxy: Host %q, X-Forwarded-Host %q", req.Host, req.Header.Get("X-Forwarded-Host"))
+	}
+}
