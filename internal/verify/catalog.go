@@ -226,7 +226,9 @@ func init() {
 			DedupKey: `body.event_id`,
 			Docs:     "https://developer.paddle.com/webhooks/signature-verification",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"event_id": "evt_" + in.ID, "event_type": "transaction.completed", "occurred_at": in.RFC3339(), "notification_id": "ntf_" + in.ID, "data": obj{"id": "txn_" + in.ID}})
+				return jsonSample(obj{"event_id": "evt_" + in.ID, "event_type": "transaction.completed", "occurred_at": in.RFC3339(), "notification_id": "ntf_" + in.ID,
+					"data": obj{"id": "txn_" + in.ID, "status": "completed", "currency_code": "USD", "origin": "web", "collection_mode": "automatic", "items": []any{}, "payments": []any{},
+						"created_at": in.RFC3339(), "updated_at": in.RFC3339(), "billed_at": in.RFC3339()}})
 			},
 			AlwaysSends: []string{"Content-Type", "Paddle-Signature"},
 		},
