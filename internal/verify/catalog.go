@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -28,6 +29,23 @@ func timestampedPairs(header string, tolerance time.Duration) Spec {
 // checks the body's webhookTimestamp.
 var linearSpec = Spec{Algorithm: "hmac-sha256", Header: "Linear-Signature", Encoding: "hex"}
 
+// Values the samples share.
+const (
+	shopifyUserAgent  = "Shopify-Captain-Hook"
+	shopifyAPIVersion = "2026-01"
+	discordUserAgent  = "Discord-Interactions/1.0 (+https://discord.com)"
+)
+
+// shopifyOrder is an orders/create body.
+func shopifyOrder(in SampleInput) obj {
+	id := in.Now.Unix()
+	return obj{"id": id, "admin_graphql_api_id": "gid://shopify/Order/" + strconv.FormatInt(id, 10), "email": "jon@example.com", "created_at": in.RFC3339(),
+		"total_price": "10.00", "currency": "USD", "financial_status": "paid"}
+}
+
+// shopifyTime is X-Shopify-Triggered-At: UTC with nanoseconds.
+func shopifyTime(in SampleInput) string { return in.Now.UTC().Format("2006-01-02T15:04:05.000000000Z") }
+
 func svixProvider(name, provider, docs string) Preset {
 	p := standardWebhooks(name, provider+": Svix signatures (svix-id/-timestamp/-signature v1,…), HMAC-SHA256 base64, whsec_ key", "svix", docs)
 	return p
@@ -43,11 +61,12 @@ func init() {
 				Content: "{id}.{timestamp}.{body}", IDHeader: "webhook-id", TimestampHeader: "webhook-timestamp",
 				SecretEncoding: "whpk", Tolerance: 5 * time.Minute,
 			},
-			DedupKey:   `headers["webhook-id"]`,
-			KeyKind:    "public key (whpk_…)",
-			SecretKind: SecretPublicKey,
-			Docs:       "https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md",
-			NewSample:  standardWebhooksSample,
+			DedupKey:    `headers["webhook-id"]`,
+			KeyKind:     "public key (whpk_…)",
+			SecretKind:  SecretPublicKey,
+			Docs:        "https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md",
+			NewSample:   standardWebhooksHeaders{prefix: "webhook"}.sample,
+			AlwaysSends: standardWebhooksHeaders{prefix: "webhook"}.sends(),
 		},
 		svixProvider("clerk", "Clerk", "https://clerk.com/docs/webhooks/sync-data"),
 		svixProvider("resend", "Resend", "https://resend.com/docs/dashboard/webhooks/verify-webhooks-requests"),
@@ -67,8 +86,10 @@ func init() {
 			Docs:   "https://api.slack.com/authentication/verifying-requests-from-slack",
 			NewSample: func(in SampleInput) (Sample, error) {
 				return jsonSample(obj{"token": "sample", "team_id": "T061EG9R6", "api_app_id": "A0PNCHHK2", "type": "event_callback", "event_id": "Ev" + in.ID, "event_time": in.Now.Unix(),
-					"event": obj{"type": "app_mention", "user": "U061F7AUR", "text": "<@U0LAN0Z89> is it everything a river should be?", "ts": strconv.FormatInt(in.Now.Unix(), 10) + ".000200", "channel": "C0LAN2Q65"}})
+					"event": obj{"type": "app_mention", "user": "U061F7AUR", "text": "<@U0LAN0Z89> is it everything a river should be?", "ts": strconv.FormatInt(in.Now.Unix(), 10) + ".000200", "channel": "C0LAN2Q65"}},
+					"User-Agent", "Slackbot 1.0 (+https://api.slack.com/robots)")
 			},
+			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Slack-Signature", "X-Slack-Request-Timestamp"},
 		},
 		Preset{
 			Name:        "shopify",
@@ -77,9 +98,14 @@ func init() {
 			DedupKey:    `headers["x-shopify-webhook-id"]`,
 			Docs:        "https://shopify.dev/docs/apps/build/webhooks/subscribe/https#step-2-validate-the-origin-of-your-webhook",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"id": in.Now.Unix(), "email": "jon@example.com", "total_price": "10.00", "currency": "USD"},
-					"X-Shopify-Topic", "orders/create", "X-Shopify-Webhook-Id", uuid(), "X-Shopify-Shop-Domain", "example.myshopify.com")
+				// @shopify/shopify-api refuses a webhook without its topic, shop
+				// domain, API version or webhook id.
+				return jsonSample(shopifyOrder(in),
+					"User-Agent", shopifyUserAgent, "X-Shopify-Topic", "orders/create", "X-Shopify-Shop-Domain", "example.myshopify.com", "X-Shopify-API-Version", shopifyAPIVersion,
+					"X-Shopify-Webhook-Id", uuid(), "X-Shopify-Event-Id", uuid(), "X-Shopify-Triggered-At", shopifyTime(in))
 			},
+			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Shopify-Topic", "X-Shopify-Hmac-Sha256", "X-Shopify-Shop-Domain", "X-Shopify-API-Version",
+				"X-Shopify-Webhook-Id", "X-Shopify-Event-Id", "X-Shopify-Triggered-At"},
 		},
 		Preset{
 			// The Events flavour drops the X- prefix; dedup uses
@@ -91,9 +117,12 @@ func init() {
 			DedupKey:    `headers["shopify-webhook-id"]`,
 			Docs:        "https://shopify.dev/docs/apps/build/webhooks",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"id": in.Now.Unix(), "email": "jon@example.com"},
-					"shopify-topic", "orders/create", "shopify-webhook-id", uuid(), "shopify-shop-domain", "example.myshopify.com")
+				return jsonSample(shopifyOrder(in),
+					"User-Agent", shopifyUserAgent, "shopify-topic", "orders/create", "shopify-shop-domain", "example.myshopify.com", "shopify-api-version", shopifyAPIVersion,
+					"shopify-webhook-id", uuid(), "shopify-handle", "hookgate-orders", "shopify-action", "create", "shopify-triggered-at", shopifyTime(in))
 			},
+			AlwaysSends: []string{"Content-Type", "User-Agent", "shopify-topic", "shopify-hmac-sha256", "shopify-shop-domain", "shopify-api-version",
+				"shopify-webhook-id", "shopify-handle", "shopify-action", "shopify-triggered-at"},
 		},
 		Preset{
 			Name:           "twilio",
@@ -108,9 +137,13 @@ func init() {
 			BespokeSignsURL: true,
 			Signer:          &twilio{},
 			NewSample: func(in SampleInput) (Sample, error) {
-				form := url.Values{"MessageSid": {"SM" + in.ID}, "AccountSid": {"AC" + in.ID}, "From": {"+14158675309"}, "To": {"+18005551212"}, "Body": {"Hello from Hookgate"}, "SmsStatus": {"received"}}
-				return Sample{Body: []byte(form.Encode()), Header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "I-Twilio-Idempotency-Token": {uuid()}}}, nil
+				sid := "SM" + in.ID + randomHex(4)
+				form := url.Values{"MessageSid": {sid}, "SmsSid": {sid}, "SmsMessageSid": {sid}, "AccountSid": {"AC" + in.ID + randomHex(4)}, "From": {"+14158675309"}, "To": {"+18005551212"},
+					"Body": {"Hello from Hookgate"}, "SmsStatus": {"received"}, "NumMedia": {"0"}, "NumSegments": {"1"}, "ApiVersion": {"2010-04-01"}}
+				return Sample{Body: []byte(form.Encode()), Header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "User-Agent": {"TwilioProxy/1.1"},
+					"I-Twilio-Idempotency-Token": {uuid()}, "X-Home-Region": {"us1"}}}, nil
 			},
+			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Twilio-Signature", "I-Twilio-Idempotency-Token", "X-Home-Region"},
 		},
 		Preset{
 			Name:        "sendgrid",
@@ -125,8 +158,9 @@ func init() {
 			Docs:       "https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features",
 			NewSample: func(in SampleInput) (Sample, error) {
 				body := append(mustJSON([]obj{{"email": "jane@example.com", "event": "delivered", "sg_event_id": in.ID, "sg_message_id": "msg." + in.ID, "timestamp": in.Now.Unix()}}), '\r', '\n')
-				return Sample{Body: body, Header: http.Header{"Content-Type": {"application/json"}}}, nil
+				return Sample{Body: body, Header: http.Header{"Content-Type": {"application/json"}, "User-Agent": {"SendGrid Event API"}}}, nil
 			},
+			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Twilio-Email-Event-Webhook-Signature", "X-Twilio-Email-Event-Webhook-Timestamp"},
 		},
 		Preset{
 			Name:        "discord",
@@ -142,8 +176,10 @@ func init() {
 			SecretKind: SecretPublicKey,
 			Docs:       "https://discord.com/developers/docs/interactions/overview#setting-up-an-endpoint-validating-security-request-headers",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"id": strconv.FormatInt(in.Now.Unix(), 10) + "000", "application_id": "1", "type": 2, "data": obj{"name": "hookgate"}, "token": in.ID, "version": 1})
+				return jsonSample(obj{"id": strconv.FormatInt(in.Now.Unix(), 10) + "000", "application_id": "1", "type": 2, "data": obj{"name": "hookgate"}, "token": in.ID, "version": 1},
+					"User-Agent", discordUserAgent)
 			},
+			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Signature-Ed25519", "X-Signature-Timestamp"},
 		},
 		Preset{
 			Name:        "discord-events",
@@ -158,8 +194,10 @@ func init() {
 			SecretKind: SecretPublicKey,
 			Docs:       "https://discord.com/developers/docs/events/webhook-events",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"version": 1, "application_id": "1", "type": 1, "event": obj{"type": "APPLICATION_AUTHORIZED", "timestamp": in.RFC3339(), "data": obj{}}})
+				return jsonSample(obj{"version": 1, "application_id": "1", "type": 1, "event": obj{"type": "APPLICATION_AUTHORIZED", "timestamp": in.RFC3339(), "data": obj{}}},
+					"User-Agent", discordUserAgent)
 			},
+			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Signature-Ed25519", "X-Signature-Timestamp"},
 		},
 		Preset{
 			Name:        "square",
@@ -172,8 +210,9 @@ func init() {
 			Docs:         "https://developer.squareup.com/docs/webhooks/step3validate",
 			NewSample: func(in SampleInput) (Sample, error) {
 				return jsonSample(obj{"merchant_id": "MLEFBHHSJGVHD", "type": "payment.updated", "event_id": uuid(), "created_at": in.RFC3339(), "data": obj{"type": "payment", "id": in.ID}},
-					"square-environment", "Sandbox")
+					"square-environment", "Sandbox", "square-initial-delivery-timestamp", in.RFC3339())
 			},
+			AlwaysSends: []string{"Content-Type", "x-square-hmacsha256-signature", "square-environment", "square-initial-delivery-timestamp"},
 		},
 		Preset{
 			// The SDK keeps only the last h1; any h1 may match here, as the
@@ -187,8 +226,11 @@ func init() {
 			DedupKey: `body.event_id`,
 			Docs:     "https://developer.paddle.com/webhooks/signature-verification",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"event_id": "evt_" + in.ID, "event_type": "transaction.completed", "occurred_at": in.RFC3339(), "notification_id": "ntf_" + in.ID, "data": obj{"id": "txn_" + in.ID}})
+				return jsonSample(obj{"event_id": "evt_" + in.ID, "event_type": "transaction.completed", "occurred_at": in.RFC3339(), "notification_id": "ntf_" + in.ID,
+					"data": obj{"id": "txn_" + in.ID, "status": "completed", "currency_code": "USD", "origin": "web", "collection_mode": "automatic", "items": []any{}, "payments": []any{},
+						"created_at": in.RFC3339(), "updated_at": in.RFC3339(), "billed_at": in.RFC3339()}})
 			},
+			AlwaysSends: []string{"Content-Type", "Paddle-Signature"},
 		},
 		Preset{
 			// Zoom's own code hashes re-serialized JSON; Hookgate verifies the
@@ -204,8 +246,10 @@ func init() {
 			Docs:       "https://developers.zoom.us/docs/api/webhooks/#verify-webhook-events",
 			NewSample: func(in SampleInput) (Sample, error) {
 				return jsonSample(obj{"event": "meeting.started", "event_ts": in.Now.UnixMilli(), "payload": obj{"account_id": "AAAAAA", "object": obj{"id": in.ID}}},
+					"Content-Type", "application/json; charset=utf-8", "User-Agent", "Zoom Marketplace/1.0a", "clientid", "hookgateClientID",
 					"x-zm-trackingid", "v=2.0;clid=aws;rid="+in.ID)
 			},
+			AlwaysSends: []string{"Content-Type", "User-Agent", "clientid", "x-zm-trackingid", "x-zm-signature", "x-zm-request-timestamp"},
 		},
 		Preset{
 			Name:        "linear",
@@ -228,8 +272,9 @@ func init() {
 			SampleSigner:   mustSigner(linearSpec),
 			NewSample: func(in SampleInput) (Sample, error) {
 				return jsonSample(obj{"action": "create", "type": "Issue", "data": obj{"id": uuid(), "title": "Hookgate sample"}, "webhookTimestamp": in.Now.UnixMilli(), "webhookId": uuid()},
-					"Linear-Delivery", uuid(), "Linear-Event", "Issue")
+					"Content-Type", "application/json; charset=utf-8", "User-Agent", "Linear-Webhook", "Linear-Delivery", uuid(), "Linear-Event", "Issue")
 			},
+			AlwaysSends: []string{"Content-Type", "User-Agent", "Linear-Delivery", "Linear-Event", "Linear-Signature"},
 		},
 		Preset{
 			Name:        "intercom",
@@ -241,6 +286,7 @@ func init() {
 			NewSample: func(in SampleInput) (Sample, error) {
 				return jsonSample(obj{"type": "notification_event", "id": "notif_" + in.ID, "topic": "ping", "created_at": in.Now.Unix(), "data": obj{"item": obj{"type": "ping"}}})
 			},
+			AlwaysSends: []string{"Content-Type", "X-Hub-Signature"},
 		},
 		Preset{
 			Name:           "mailgun",
@@ -260,6 +306,7 @@ func init() {
 			NewSample: func(in SampleInput) (Sample, error) {
 				return jsonSample(obj{"signature": MailgunSignature(in.Key, randomHex(25), in.Now), "event-data": obj{"id": in.ID, "event": "delivered", "timestamp": in.Now.Unix(), "recipient": "jane@example.com"}})
 			},
+			AlwaysSends: []string{"Content-Type"},
 		},
 		Preset{
 			Name:        "bitbucket",
@@ -268,8 +315,10 @@ func init() {
 			DedupKey:    `headers["x-request-uuid"]`,
 			Docs:        "https://support.atlassian.com/bitbucket-cloud/docs/manage-webhooks/",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"repository": obj{"full_name": "team/repo"}, "push": obj{"changes": []any{}}}, "X-Event-Key", "repo:push", "X-Request-UUID", uuid(), "X-Hook-UUID", uuid())
+				return jsonSample(obj{"repository": obj{"type": "repository", "full_name": "team/repo"}, "actor": obj{"type": "user", "nickname": "jane"}, "push": obj{"changes": []any{}}},
+					"User-Agent", "Bitbucket-Webhooks/2.0", "X-Event-Key", "repo:push", "X-Request-UUID", uuid(), "X-Hook-UUID", uuid(), "X-Attempt-Number", "1")
 			},
+			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Event-Key", "X-Hook-UUID", "X-Request-UUID", "X-Attempt-Number", "X-Hub-Signature"},
 		},
 		Preset{
 			Name:         "gitlab",
@@ -281,8 +330,11 @@ func init() {
 			Docs:         "https://docs.gitlab.com/user/project/integrations/webhooks/",
 			BodyUnsigned: true,
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"object_kind": "push", "ref": "refs/heads/main", "project": obj{"path_with_namespace": "group/project"}}, "X-Gitlab-Event", "Push Hook", "Idempotency-Key", uuid(), "X-Gitlab-Event-UUID", uuid())
+				return jsonSample(obj{"object_kind": "push", "event_name": "push", "ref": "refs/heads/main", "project": obj{"path_with_namespace": "group/project", "web_url": "https://gitlab.com/group/project"}},
+					"User-Agent", "GitLab/18.6.0", "X-Gitlab-Event", "Push Hook", "X-Gitlab-Instance", "https://gitlab.com", "X-Gitlab-Webhook-UUID", uuid(),
+					"Idempotency-Key", uuid(), "X-Gitlab-Event-UUID", uuid())
 			},
+			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Gitlab-Event", "X-Gitlab-Token", "X-Gitlab-Instance", "X-Gitlab-Webhook-UUID", "X-Gitlab-Event-UUID", "Idempotency-Key"},
 		},
 		Preset{
 			Name:        "twitch",
@@ -297,10 +349,13 @@ func init() {
 			Docs:       "https://dev.twitch.tv/docs/eventsub/handling-webhook-events/#verifying-the-event-message",
 			NewSample: func(in SampleInput) (Sample, error) {
 				s, err := jsonSample(obj{"subscription": obj{"id": uuid(), "type": "channel.follow", "version": "2", "status": "enabled"}, "event": obj{"user_id": "1337", "user_login": "hookgate", "broadcaster_user_id": "12826"}},
-					"Twitch-Eventsub-Message-Type", "notification", "Twitch-Eventsub-Subscription-Type", "channel.follow")
+					"Twitch-Eventsub-Message-Type", "notification", "Twitch-Eventsub-Message-Retry", "0",
+					"Twitch-Eventsub-Subscription-Type", "channel.follow", "Twitch-Eventsub-Subscription-Version", "2")
 				s.ID = uuid()
 				return s, err
 			},
+			AlwaysSends: []string{"Content-Type", "Twitch-Eventsub-Message-Id", "Twitch-Eventsub-Message-Retry", "Twitch-Eventsub-Message-Type", "Twitch-Eventsub-Message-Signature",
+				"Twitch-Eventsub-Message-Timestamp", "Twitch-Eventsub-Subscription-Type", "Twitch-Eventsub-Subscription-Version"},
 		},
 		Preset{
 			Name:        "typeform",
@@ -309,8 +364,10 @@ func init() {
 			DedupKey:    `body.event_id`,
 			Docs:        "https://www.typeform.com/developers/webhooks/secure-your-webhooks/",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"event_id": in.ID, "event_type": "form_response", "form_response": obj{"form_id": "lT4Z3j", "token": in.ID, "submitted_at": in.RFC3339()}})
+				return jsonSample(obj{"event_id": in.ID, "event_type": "form_response", "form_response": obj{"form_id": "lT4Z3j", "token": in.ID, "submitted_at": in.RFC3339()}},
+					"User-Agent", "Typeform Webhooks")
 			},
+			AlwaysSends: []string{"Content-Type", "User-Agent", "Typeform-Signature"},
 		},
 		Preset{
 			Name:        "calendly",
@@ -321,6 +378,7 @@ func init() {
 			NewSample: func(in SampleInput) (Sample, error) {
 				return jsonSample(obj{"event": "invitee.created", "created_at": in.RFC3339(), "payload": obj{"uri": "https://api.calendly.com/scheduled_events/" + in.ID + "/invitees/1", "email": "jane@example.com"}})
 			},
+			AlwaysSends: []string{"Content-Type", "Calendly-Webhook-Signature"},
 		},
 		Preset{
 			Name:        "hubspot-v1",
@@ -328,14 +386,16 @@ func init() {
 			Spec:        Spec{Algorithm: "hash-sha256", Header: "X-HubSpot-Signature", Encoding: "hex", Content: "{secret}{body}"},
 			DedupKey:    `body[0]?.eventId`,
 			Docs:        "https://developers.hubspot.com/docs/api/webhooks/validating-requests",
-			NewSample:   hubspotSample,
+			NewSample:   hubspotSample("v1"),
+			AlwaysSends: []string{"Content-Type", "X-HubSpot-Signature", "X-HubSpot-Signature-Version"},
 		},
 		Preset{
 			Name:        "hubspot-v2",
 			Description: "HubSpot v2: X-HubSpot-Signature, SHA-256 of client secret + method + URL + body, hex (set public_url)",
 			Spec:        Spec{Algorithm: "hash-sha256", Header: "X-HubSpot-Signature", Encoding: "hex", Content: "{secret}{method}{url}{body}"},
 			Docs:        "https://developers.hubspot.com/docs/api/webhooks/validating-requests",
-			NewSample:   hubspotSample,
+			NewSample:   hubspotSample("v2"),
+			AlwaysSends: []string{"Content-Type", "X-HubSpot-Signature", "X-HubSpot-Signature-Version"},
 		},
 		Preset{
 			// HubSpot's docs decode some %xx in the URI; its SDKs sign the URL
@@ -347,9 +407,10 @@ func init() {
 				Content: "{method}{url}{body}{timestamp}", TimestampHeader: "X-HubSpot-Request-Timestamp", TimestampUnit: "ms",
 				Tolerance: 5 * time.Minute,
 			},
-			DedupKey:  `body[0]?.eventId`,
-			Docs:      "https://developers.hubspot.com/docs/api/webhooks/validating-requests",
-			NewSample: hubspotSample,
+			DedupKey:    `body[0]?.eventId`,
+			Docs:        "https://developers.hubspot.com/docs/api/webhooks/validating-requests",
+			NewSample:   hubspotSample(""),
+			AlwaysSends: []string{"Content-Type", "X-HubSpot-Signature-v3", "X-HubSpot-Request-Timestamp"},
 		},
 		Preset{
 			Name:           "adyen",
@@ -368,6 +429,7 @@ func init() {
 			SampleSigner: signedInBody{},
 			NewKeys:      hexKeys,
 			NewSample:    adyenSample,
+			AlwaysSends:  []string{"Content-Type"},
 		},
 		Preset{
 			Name:        "vercel",
@@ -378,6 +440,7 @@ func init() {
 			NewSample: func(in SampleInput) (Sample, error) {
 				return jsonSample(obj{"id": "evt_" + in.ID, "type": "deployment.created", "createdAt": in.Now.UnixMilli(), "payload": obj{"deployment": obj{"id": "dpl_" + in.ID}}})
 			},
+			AlwaysSends: []string{"Content-Type", "x-vercel-signature"},
 		},
 		Preset{
 			Name:        "sentry",
@@ -387,8 +450,9 @@ func init() {
 			Docs:        "https://docs.sentry.io/organization/integrations/integration-platform/webhooks/",
 			NewSample: func(in SampleInput) (Sample, error) {
 				return jsonSample(obj{"action": "created", "installation": obj{"uuid": uuid()}, "data": obj{"issue": obj{"id": in.ID}}},
-					"Sentry-Hook-Resource", "issue", "Sentry-Hook-Timestamp", strconv.FormatInt(in.Now.Unix(), 10), "Request-ID", randomHex(16))
+					"Sentry-Hook-Resource", "issue", "Sentry-Hook-Timestamp", strconv.FormatInt(in.Now.Unix(), 10), "Request-ID", uuid())
 			},
+			AlwaysSends: []string{"Content-Type", "Request-ID", "Sentry-Hook-Resource", "Sentry-Hook-Timestamp", "Sentry-Hook-Signature"},
 		},
 		Preset{
 			Name:         "postmark",
@@ -400,6 +464,7 @@ func init() {
 			Docs:         "https://postmarkapp.com/developer/webhooks/webhooks-overview",
 			BodyUnsigned: true,
 			NewSample:    postmarkSample,
+			AlwaysSends:  []string{"Content-Type", "Authorization"},
 		},
 		Preset{
 			Name:         "basic-auth",
@@ -410,6 +475,7 @@ func init() {
 			BodyUnsigned: true,
 			Format:       FormatEither,
 			NewSample:    postmarkSample,
+			AlwaysSends:  []string{"Content-Type", "Authorization"},
 		},
 		Preset{
 			Name:        "woocommerce",
@@ -419,8 +485,15 @@ func init() {
 			Handshakes:  []*Handshake{wooCommercePing},
 			Docs:        "https://woocommerce.github.io/woocommerce-rest-api-docs/#webhooks",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"id": in.Now.Unix(), "status": "processing", "total": "29.35"}, "X-WC-Webhook-Topic", "order.created", "X-WC-Webhook-ID", "42", "X-WC-Webhook-Delivery-ID", in.ID)
+				// The headers WC_Webhook::deliver sets; the topic is the
+				// resource and event.
+				return jsonSample(obj{"id": in.Now.Unix(), "status": "processing", "currency": "USD", "total": "29.35", "date_created_gmt": in.Now.UTC().Format("2006-01-02T15:04:05")},
+					"User-Agent", "WooCommerce/10.3.0 Hookshot (WordPress/6.8.3)", "X-WC-Webhook-Source", "https://shop.example.com/",
+					"X-WC-Webhook-Topic", "order.created", "X-WC-Webhook-Resource", "order", "X-WC-Webhook-Event", "created",
+					"X-WC-Webhook-ID", "42", "X-WC-Webhook-Delivery-ID", in.ID)
 			},
+			AlwaysSends: []string{"Content-Type", "User-Agent", "X-WC-Webhook-Source", "X-WC-Webhook-Topic", "X-WC-Webhook-Resource", "X-WC-Webhook-Event",
+				"X-WC-Webhook-Signature", "X-WC-Webhook-ID", "X-WC-Webhook-Delivery-ID"},
 		},
 		Preset{
 			Name:        "mux",
@@ -429,8 +502,9 @@ func init() {
 			DedupKey:    `body.id`,
 			Docs:        "https://docs.mux.com/core/verify-webhook-signatures",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"type": "video.asset.ready", "id": uuid(), "created_at": in.RFC3339(), "data": obj{"id": in.ID}})
+				return jsonSample(obj{"type": "video.asset.ready", "id": uuid(), "created_at": in.RFC3339(), "object": obj{"type": "asset", "id": in.ID}, "data": obj{"id": in.ID, "status": "ready"}})
 			},
+			AlwaysSends: []string{"Content-Type", "Mux-Signature"},
 		},
 		Preset{
 			Name:        "lemonsqueezy",
@@ -443,6 +517,7 @@ func init() {
 				return jsonSample(obj{"meta": obj{"event_name": "order_created", "test_mode": true}, "data": obj{"type": "orders", "id": in.ID, "attributes": obj{"updated_at": in.RFC3339()}}},
 					"X-Event-Name", "order_created")
 			},
+			AlwaysSends: []string{"Content-Type", "X-Event-Name", "X-Signature"},
 		},
 		Preset{
 			Name:        "coinbase-commerce",
@@ -451,8 +526,10 @@ func init() {
 			DedupKey:    `body.event.id`,
 			Docs:        "https://docs.cdp.coinbase.com/commerce-onchain/docs/webhooks-security",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"id": uuid(), "attempt_number": 1, "event": obj{"id": uuid(), "type": "charge:created", "created_at": in.RFC3339()}})
+				return jsonSample(obj{"id": uuid(), "scheduled_for": in.RFC3339(), "attempt_number": 1, "event": obj{"id": uuid(), "resource": "event", "type": "charge:created", "api_version": "2018-03-22", "created_at": in.RFC3339(),
+					"data": obj{"id": uuid(), "code": "HOOKGATE", "resource": "charge"}}})
 			},
+			AlwaysSends: []string{"Content-Type", "X-CC-Webhook-Signature"},
 		},
 		Preset{
 			Name:            "contentful",
@@ -466,9 +543,12 @@ func init() {
 			BespokeSignsURL: true,
 			Signer:          &contentful{},
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"sys": obj{"type": "Entry", "id": in.ID, "revision": 1}, "fields": obj{"title": obj{"en-US": "Hookgate"}}},
-					"X-Contentful-Topic", "ContentManagement.Entry.publish", "X-Contentful-Idempotency-Key", randomHex(32))
+				// Contentful's own Content-Type; the signature covers it.
+				return jsonSample(obj{"sys": obj{"type": "Entry", "id": in.ID, "revision": 1, "space": obj{"sys": obj{"type": "Link", "linkType": "Space", "id": "hookgatespace"}}}, "fields": obj{"title": obj{"en-US": "Hookgate"}}},
+					"Content-Type", "application/vnd.contentful.management.v1+json", "X-Contentful-Topic", "ContentManagement.Entry.publish",
+					"X-Contentful-Webhook-Name", "Hookgate", "X-Contentful-Idempotency-Key", randomHex(32))
 			},
+			AlwaysSends: []string{"Content-Type", "X-Contentful-Topic", "X-Contentful-Webhook-Name", "x-contentful-signature", "x-contentful-signed-headers", "x-contentful-timestamp"},
 		},
 		Preset{
 			Name:        "jira",
@@ -477,8 +557,10 @@ func init() {
 			DedupKey:    `headers["x-atlassian-webhook-identifier"]`,
 			Docs:        "https://developer.atlassian.com/cloud/jira/platform/webhooks/#secure-admin-webhooks",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"timestamp": in.Now.UnixMilli(), "webhookEvent": "jira:issue_created", "issue": obj{"id": in.ID, "key": "HG-1"}}, "X-Atlassian-Webhook-Identifier", in.ID)
+				return jsonSample(obj{"timestamp": in.Now.UnixMilli(), "webhookEvent": "jira:issue_created", "issue_event_type_name": "issue_created", "issue": obj{"id": in.ID, "key": "HG-1"}},
+					"User-Agent", "Atlassian Webhook HTTP Client", "X-Atlassian-Webhook-Identifier", in.ID)
 			},
+			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Atlassian-Webhook-Identifier", "X-Hub-Signature"},
 		},
 		Preset{
 			Name:           "asana",
@@ -495,6 +577,7 @@ func init() {
 			NewSample: func(in SampleInput) (Sample, error) {
 				return jsonSample(obj{"events": []obj{{"action": "changed", "created_at": in.RFC3339(), "resource": obj{"gid": in.ID, "resource_type": "task"}, "user": obj{"gid": "1"}}}})
 			},
+			AlwaysSends: []string{"Content-Type", "X-Hook-Signature"},
 		},
 		Preset{
 			Name:         "okta",
@@ -507,8 +590,11 @@ func init() {
 			Docs:         "https://developer.okta.com/docs/concepts/event-hooks/",
 			BodyUnsigned: true,
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"eventType": "com.okta.event_hook", "eventId": uuid(), "eventTime": in.RFC3339(), "data": obj{"events": []obj{{"uuid": uuid(), "eventType": "user.session.start"}}}})
+				return jsonSample(obj{"eventType": "com.okta.event_hook", "eventTypeVersion": "1.0", "cloudEventsVersion": "0.1", "source": "https://example.okta.com/api/v1/eventHooks/who" + in.ID[:8],
+					"eventId": uuid(), "eventTime": in.RFC3339(), "contentType": "application/json", "data": obj{"events": []obj{{"uuid": uuid(), "eventType": "user.session.start"}}}},
+					"Accept", "application/json")
 			},
+			AlwaysSends: []string{"Content-Type", "Accept", "Authorization"},
 		},
 		Preset{
 			Name:           "microsoft-graph",
@@ -524,25 +610,31 @@ func init() {
 			BodyUnsigned:   true,
 			SampleSigner:   signedInBody{},
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"value": []obj{{"subscriptionId": uuid(), "clientState": in.Key, "changeType": "created", "resource": "Users/" + in.ID + "/Messages/1", "tenantId": uuid()}}})
+				return jsonSample(obj{"value": []obj{{"subscriptionId": uuid(), "subscriptionExpirationDateTime": in.Now.Add(72 * time.Hour).UTC().Format(time.RFC3339), "clientState": in.Key,
+					"changeType": "created", "resource": "Users/" + in.ID + "/Messages/1", "tenantId": uuid()}}}, "Content-Type", "application/json; charset=utf-8")
 			},
+			AlwaysSends: []string{"Content-Type"},
 		},
 		Preset{
-			Name:        "meta",
-			Description: "Meta (Facebook, Instagram, Messenger): X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex (app secret); hub.challenge answered",
-			Spec:        hubSignature("X-Hub-Signature-256", "sha256=", "hmac-sha256"),
-			Handshakes:  []*Handshake{metaSubscribe},
-			Docs:        "https://developers.facebook.com/docs/graph-api/webhooks/getting-started",
-			NewSample:   whatsappSample,
+			Name:         "meta",
+			Description:  "Meta (Facebook, Instagram, Messenger): X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex (app secret); hub.challenge answered",
+			Spec:         hubSignature("X-Hub-Signature-256", "sha256=", "hmac-sha256"),
+			Handshakes:   []*Handshake{metaSubscribe},
+			Docs:         "https://developers.facebook.com/docs/graph-api/webhooks/getting-started",
+			NewSample:    whatsappSample,
+			SampleSigner: metaSigner,
+			AlwaysSends:  []string{"Content-Type", "User-Agent", "X-Hub-Signature-256", "X-Hub-Signature"},
 		},
 		Preset{
-			Name:        "whatsapp",
-			Description: "WhatsApp Cloud API: X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex (app secret); hub.challenge answered",
-			Spec:        hubSignature("X-Hub-Signature-256", "sha256=", "hmac-sha256"),
-			DedupKey:    `body.entry[0]?.changes[0]?.value?.messages?.[0]?.id ?? body.entry[0]?.changes[0]?.value?.statuses?.[0]?.id`,
-			Handshakes:  []*Handshake{metaSubscribe},
-			Docs:        "https://developers.facebook.com/docs/whatsapp/cloud-api/guides/set-up-webhooks",
-			NewSample:   whatsappSample,
+			Name:         "whatsapp",
+			Description:  "WhatsApp Cloud API: X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex (app secret); hub.challenge answered",
+			Spec:         hubSignature("X-Hub-Signature-256", "sha256=", "hmac-sha256"),
+			DedupKey:     `body.entry[0]?.changes[0]?.value?.messages?.[0]?.id ?? body.entry[0]?.changes[0]?.value?.statuses?.[0]?.id`,
+			Handshakes:   []*Handshake{metaSubscribe},
+			Docs:         "https://developers.facebook.com/docs/whatsapp/cloud-api/guides/set-up-webhooks",
+			NewSample:    whatsappSample,
+			SampleSigner: metaSigner,
+			AlwaysSends:  []string{"Content-Type", "User-Agent", "X-Hub-Signature-256", "X-Hub-Signature"},
 		},
 		Preset{
 			Name:        "pagerduty",
@@ -551,8 +643,14 @@ func init() {
 			DedupKey:    `body.event.id`,
 			Docs:        "https://developer.pagerduty.com/docs/webhooks/webhook-signatures/",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"event": obj{"id": in.ID, "event_type": "incident.triggered", "occurred_at": in.RFC3339(), "data": obj{"id": "Q" + in.ID}}})
+				// X-Webhook-Id is the event's id; X-Webhook-Subscription the
+				// subscription in its agent.
+				subscription := "PSUB" + strings.ToUpper(in.ID[:3])
+				return jsonSample(obj{"event": obj{"id": in.ID, "event_type": "incident.triggered", "resource_type": "incident", "occurred_at": in.RFC3339(),
+					"agent": obj{"id": subscription, "type": "webhook_subscription_reference"}, "data": obj{"id": "Q" + in.ID, "type": "incident"}}},
+					"User-Agent", "PagerDuty-Webhook/V3.0", "X-Webhook-Id", in.ID, "X-Webhook-Subscription", subscription)
 			},
+			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Webhook-Id", "X-Webhook-Subscription", "X-PagerDuty-Signature"},
 		},
 		Preset{
 			Name:           "plaid",
@@ -571,6 +669,7 @@ func init() {
 			NewSample: func(in SampleInput) (Sample, error) {
 				return jsonSample(obj{"environment": "sandbox", "error": nil, "item_id": in.ID, "new_transactions": 3, "webhook_code": "DEFAULT_UPDATE", "webhook_type": "TRANSACTIONS"})
 			},
+			AlwaysSends: []string{"Content-Type", "Plaid-Verification"},
 		},
 	)
 }

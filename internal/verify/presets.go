@@ -3,6 +3,7 @@ package verify
 import (
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -70,6 +71,12 @@ type Preset struct {
 	SampleSigner Signer `json:"-"`
 	// NewSample builds a realistic test event, as `hookgate send` sends it.
 	NewSample func(SampleInput) (Sample, error) `json:"-"`
+	// AlwaysSends names the headers the provider sends with every event,
+	// the signature's among them. A backend that validates with the
+	// provider's SDK may refuse a request that lacks one, so a sample
+	// carries each of them (NewSample's headers plus the signer's); a test
+	// holds every preset to its list.
+	AlwaysSends []string `json:"-"`
 	// NewKeys makes a secret and signing key for a bespoke key format; nil
 	// derives them from Spec (see GenerateKeys).
 	NewKeys func() (secret, signingKey string, err error) `json:"-"`
@@ -116,6 +123,7 @@ type Signer interface {
 // standardWebhooks builds the Standard Webhooks scheme with a header prefix
 // ("webhook" or "svix"): id.timestamp.body, HMAC-SHA256, base64, whsec_ keys.
 func standardWebhooks(name, description, prefix, docs string) Preset {
+	sw := standardWebhooksHeaders{prefix: prefix}
 	return Preset{
 		Name:        name,
 		Description: description,
@@ -131,11 +139,15 @@ func standardWebhooks(name, description, prefix, docs string) Preset {
 			SecretEncoding:  "whsec",
 			Tolerance:       5 * time.Minute,
 		},
-		DedupKey:  `headers["` + prefix + `-id"]`,
-		NewSample: standardWebhooksSample,
-		Docs:      docs,
+		DedupKey:    `headers["` + prefix + `-id"]`,
+		NewSample:   sw.sample,
+		AlwaysSends: sw.sends(),
+		Docs:        docs,
 	}
 }
+
+// githubSpec is GitHub's X-Hub-Signature-256.
+var githubSpec = Spec{Algorithm: "hmac-sha256", Header: "X-Hub-Signature-256", Prefix: "sha256=", Encoding: "hex"}
 
 var presets = map[string]Preset{}
 
@@ -175,19 +187,33 @@ func init() {
 			Live:     "body.livemode == true",
 			NewSample: func(in SampleInput) (Sample, error) {
 				return jsonSample(obj{"id": "evt_test_" + in.ID, "object": "event", "api_version": "2024-06-20", "created": in.Now.Unix(), "livemode": false,
-					"type": "payment_intent.succeeded", "data": obj{"object": obj{"id": "pi_test_" + in.ID, "object": "payment_intent", "amount": 2000, "currency": "usd", "status": "succeeded"}}})
+					"type": "payment_intent.succeeded", "data": obj{"object": obj{"id": "pi_test_" + in.ID, "object": "payment_intent", "amount": 2000, "currency": "usd", "status": "succeeded"}}},
+					"Content-Type", "application/json; charset=utf-8", "User-Agent", "Stripe/1.0 (+https://stripe.com/docs/webhooks)",
+					"Accept", "*/*; q=0.5, application/xml", "Cache-Control", "no-cache")
 			},
-			Docs: "https://docs.stripe.com/webhooks#verify-manually",
+			AlwaysSends: []string{"Content-Type", "User-Agent", "Accept", "Cache-Control", "Stripe-Signature"},
+			Docs:        "https://docs.stripe.com/webhooks#verify-manually",
 		},
 		Preset{
 			Name:        "github",
 			Description: "GitHub: X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex",
-			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-Hub-Signature-256", Prefix: "sha256=", Encoding: "hex"},
+			Spec:        githubSpec,
 			DedupKey:    `headers["x-github-delivery"]`,
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"zen": "Keep it logically awesome.", "hook_id": in.Now.Unix(), "repository": obj{"id": 1296269, "full_name": "octocat/Hello-World"}, "sender": obj{"login": "octocat"}},
-					"X-GitHub-Event", "ping", "X-GitHub-Delivery", uuid())
+				// A repository webhook's ping: the hook and its target in the
+				// headers are the ones in the body.
+				hookID := in.Now.Unix()
+				return jsonSample(obj{"zen": "Keep it logically awesome.", "hook_id": hookID,
+					"hook":       obj{"type": "Repository", "id": hookID, "name": "web", "active": true, "events": []string{"push"}, "config": obj{"content_type": "json", "insecure_ssl": "0"}},
+					"repository": obj{"id": 1296269, "full_name": "octocat/Hello-World"}, "sender": obj{"login": "octocat"}},
+					"User-Agent", "GitHub-Hookshot/"+in.ID[:7], "X-GitHub-Event", "ping", "X-GitHub-Delivery", uuid(), "X-GitHub-Hook-ID", strconv.FormatInt(hookID, 10),
+					"X-GitHub-Hook-Installation-Target-Type", "repository", "X-GitHub-Hook-Installation-Target-ID", "1296269")
 			},
+			// GitHub sends the SHA-1 X-Hub-Signature beside the SHA-256 one
+			// whenever the webhook has a secret.
+			SampleSigner: sampleSigners{mustSigner(githubSpec), mustSigner(hubSignature("X-Hub-Signature", "sha1=", "hmac-sha1"))},
+			AlwaysSends: []string{"Content-Type", "User-Agent", "X-GitHub-Event", "X-GitHub-Delivery", "X-GitHub-Hook-ID",
+				"X-GitHub-Hook-Installation-Target-Type", "X-GitHub-Hook-Installation-Target-ID", "X-Hub-Signature", "X-Hub-Signature-256"},
 			Docs: "https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries",
 		},
 		standardWebhooks("standard-webhooks", "Standard Webhooks: webhook-id/-timestamp/-signature v1,… over id.timestamp.body, HMAC-SHA256 base64, whsec_ key", "webhook",

@@ -120,23 +120,79 @@ func jsonSample(v any, header ...string) (Sample, error) {
 
 type obj = map[string]any
 
+// sampleSigners signs a sample with each signer in turn and sends all their
+// headers: GitHub and Meta send a SHA-1 X-Hub-Signature beside the SHA-256
+// one the scheme checks.
+type sampleSigners []Signer
+
+func (ss sampleSigners) Sign(key string, msg Message) (http.Header, error) {
+	h := http.Header{}
+	for _, s := range ss {
+		signed, err := s.Sign(key, msg)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range signed {
+			h[k] = v
+		}
+	}
+	return h, nil
+}
+
 // Samples shared by several presets.
 
-func standardWebhooksSample(in SampleInput) (Sample, error) {
-	s, err := jsonSample(obj{"type": "user.created", "timestamp": in.RFC3339(), "data": obj{"id": "user_" + in.ID, "email": "jane@example.com"}})
+// standardWebhooksHeaders is the sample of the Standard Webhooks family,
+// whose headers carry a prefix: "webhook", or "svix" for Svix and the
+// providers that send through it (Clerk, Resend).
+type standardWebhooksHeaders struct{ prefix string }
+
+// svixUserAgent is the User-Agent of Svix's senders.
+const svixUserAgent = "Svix-Webhooks/1.89.0 (sender-hookg; +https://www.svix.com/http-sender/)"
+
+func (sw standardWebhooksHeaders) sample(in SampleInput) (Sample, error) {
+	var header []string
+	if sw.prefix == "svix" {
+		header = []string{"User-Agent", svixUserAgent}
+	}
+	s, err := jsonSample(obj{"type": "user.created", "timestamp": in.RFC3339(), "data": obj{"id": "user_" + in.ID, "email": "jane@example.com"}}, header...)
 	s.ID = "msg_" + in.ID
 	return s, err
 }
 
-func hubspotSample(in SampleInput) (Sample, error) {
-	return jsonSample([]obj{{"eventId": in.Now.Unix(), "subscriptionId": 12345, "portalId": 62515, "occurredAt": in.Now.UnixMilli(), "subscriptionType": "contact.creation", "attemptNumber": 0, "objectId": 123}})
+func (sw standardWebhooksHeaders) sends() []string {
+	names := []string{"Content-Type", sw.prefix + "-id", sw.prefix + "-timestamp", sw.prefix + "-signature"}
+	if sw.prefix == "svix" {
+		names = append(names, "User-Agent")
+	}
+	return names
+}
+
+// hubspotSample is a contact.creation event; version is the
+// X-HubSpot-Signature-Version HubSpot sends with v1 and v2 signatures, empty
+// for v3, which names no version.
+func hubspotSample(version string) func(SampleInput) (Sample, error) {
+	return func(in SampleInput) (Sample, error) {
+		var header []string
+		if version != "" {
+			header = []string{"X-HubSpot-Signature-Version", version}
+		}
+		return jsonSample([]obj{{"eventId": in.Now.Unix(), "subscriptionId": 12345, "portalId": 62515, "appId": 1160452, "occurredAt": in.Now.UnixMilli(), "subscriptionType": "contact.creation", "attemptNumber": 0, "objectId": 123, "changeFlag": "CREATED", "changeSource": "CRM"}}, header...)
+	}
 }
 
 func postmarkSample(in SampleInput) (Sample, error) {
 	return jsonSample(obj{"RecordType": "Delivery", "MessageID": uuid(), "Recipient": "jane@example.com", "DeliveredAt": in.RFC3339()})
 }
 
+// metaUserAgent is the User-Agent of Meta's webhook requests.
+const metaUserAgent = "facebookexternalua"
+
 func whatsappSample(in SampleInput) (Sample, error) {
 	return jsonSample(obj{"object": "whatsapp_business_account", "entry": []obj{{"id": "102290129340398", "changes": []obj{{"field": "messages",
-		"value": obj{"messaging_product": "whatsapp", "messages": []obj{{"id": "wamid." + in.ID, "from": "16315551181", "timestamp": strconv.FormatInt(in.Now.Unix(), 10), "type": "text", "text": obj{"body": "hello"}}}}}}}}})
+		"value": obj{"messaging_product": "whatsapp", "messages": []obj{{"id": "wamid." + in.ID, "from": "16315551181", "timestamp": strconv.FormatInt(in.Now.Unix(), 10), "type": "text", "text": obj{"body": "hello"}}}}}}}}},
+		"User-Agent", metaUserAgent)
 }
+
+// metaSigner signs as Meta does: X-Hub-Signature-256, and the SHA-1
+// X-Hub-Signature beside it.
+var metaSigner = sampleSigners{mustSigner(hubSignature("X-Hub-Signature-256", "sha256=", "hmac-sha256")), mustSigner(hubSignature("X-Hub-Signature", "sha1=", "hmac-sha1"))}
