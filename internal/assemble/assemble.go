@@ -11,6 +11,7 @@ import (
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/deliver"
 	"github.com/hookgate/hookgate/internal/ingest"
+	"github.com/hookgate/hookgate/internal/ipranges"
 	"github.com/hookgate/hookgate/internal/rules"
 )
 
@@ -21,6 +22,9 @@ type Parts struct {
 	Upstreams map[string]deliver.Upstream
 	// Retention is how long finished events are kept.
 	Retention time.Duration
+	// IPRangesRefresh is how often the named ranges the sources' allow_ips
+	// use are fetched anew: zero when no source uses one or refresh is off.
+	IPRangesRefresh time.Duration
 }
 
 // Config compiles everything a configuration needs at request and delivery
@@ -65,7 +69,21 @@ func Config(cfg *config.Config) (*Parts, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Parts{Pipeline: pipeline, Upstreams: upstreams, Retention: cfg.Storage.Retention}, nil
+	return &Parts{Pipeline: pipeline, Upstreams: upstreams, Retention: cfg.Storage.Retention, IPRangesRefresh: ipRangesRefresh(cfg, sources)}, nil
+}
+
+// ipRangesRefresh is the refresh interval when some source names a range,
+// so that a gateway without named ranges never calls the providers.
+func ipRangesRefresh(cfg *config.Config, sources []ingest.Source) time.Duration {
+	if cfg.IPRanges.Off {
+		return 0
+	}
+	for _, s := range sources {
+		if set, ok := s.AllowIPs.(*ipranges.Set); ok && set.Named() {
+			return cfg.IPRanges.Refresh
+		}
+	}
+	return 0
 }
 
 // compileUpstreams builds each upstream's delivery settings, its re-signer

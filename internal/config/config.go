@@ -625,6 +625,9 @@ func (p *parser) allowIPs(k, n *yaml.Node, what string) AllowIPs {
 	for _, item := range n.Content {
 		entry := p.str(item, what)
 		if entry == "" {
+			if item.Kind == yaml.ScalarNode && item.Tag != "!!null" {
+				p.errorf(item, "%s: an entry is empty", what)
+			}
 			continue
 		}
 		if err := ipranges.Default().Check(entry); err != nil {
