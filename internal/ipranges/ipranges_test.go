@@ -188,6 +188,8 @@ func TestRefreshFailureKeepsTheList(t *testing.T) {
 		{"no hooks field", func() { bodies["/meta"] = `{"web":["10.0.0.0/8"]}` }},
 		{"empty hooks", func() { bodies["/meta"] = `{"hooks":[]}` }},
 		{"a bad entry", func() { bodies["/meta"] = `{"hooks":["10.0.0.0/8","not-an-ip"]}` }},
+		{"everything (IPv4)", func() { bodies["/meta"] = `{"hooks":["10.0.0.0/8","0.0.0.0/0"]}` }},
+		{"everything (IPv6)", func() { bodies["/meta"] = `{"hooks":["10.0.0.0/8","::/15"]}` }},
 		{"too large", func() { bodies["/meta"] = `{"hooks":["10.0.0.0/8"],"pad":"` + strings.Repeat("x", maxFeedBytes) + `"}` }},
 		{"down", func() { srv.Close() }},
 	} {

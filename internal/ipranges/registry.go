@@ -154,6 +154,11 @@ func (r *Registry) fetch(ctx context.Context, rg Range) ([]netip.Prefix, error) 
 		if len(prefixes) == 0 {
 			return nil, fmt.Errorf("%s: lists no addresses", u)
 		}
+		for _, p := range prefixes {
+			if p.Bits() < minFeedBits(p) {
+				return nil, fmt.Errorf("%s: %s is broader than any provider's webhook range", u, p)
+			}
+		}
 		all = append(all, prefixes...)
 	}
 	return all, nil
@@ -181,6 +186,15 @@ func (r *Registry) get(ctx context.Context, u string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: more than %d bytes", u, maxFeedBytes)
 	}
 	return body, nil
+}
+
+// minFeedBits is the broadest prefix a fetched list may hold: a list that
+// suddenly allows a /0 is broken or tampered with, not a provider's.
+func minFeedBits(p netip.Prefix) int {
+	if p.Addr().Is4() {
+		return 8
+	}
+	return 16
 }
 
 // feedURL applies the test-only override of TestBaseEnv.
