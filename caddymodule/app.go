@@ -201,8 +201,9 @@ func (a *App) register(spec storeSpec, parts *assemble.Parts, routes string) err
 }
 
 // Start opens each store (or shares it with the configuration still
-// running, during a reload), connects the pipelines to it, and hands this
-// configuration's upstreams to its engine.
+// running, during a reload), connects the pipelines to it, hands this
+// configuration's upstreams to its engine, and takes over the refresh of
+// named IP ranges.
 func (a *App) Start() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -234,7 +235,8 @@ func (a *App) Start() error {
 }
 
 // Stop withdraws this configuration; an engine falls back to the previous
-// live one, or pauses.
+// live one, or pauses. The refresh of named IP ranges stops unless a newer
+// configuration has taken it over.
 func (a *App) Stop() error {
 	refresher.stop(a)
 	a.mu.Lock()

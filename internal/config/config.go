@@ -90,6 +90,7 @@ type AllowIPs struct {
 	// Set is true when the key is written: an empty list then allows every
 	// address, which is how a source turns the top-level default off.
 	Set bool
+	// Pos is where the key is written.
 	Pos Pos
 }
 
@@ -100,6 +101,7 @@ type IPRanges struct {
 	// Off keeps the bundled lists and fetches nothing, for hosts that cannot
 	// reach the providers (refresh: off).
 	Off bool
+	// Pos is where the key is written.
 	Pos Pos
 }
 

@@ -33,6 +33,7 @@ type Range struct {
 
 // Feed is one machine-readable list and how its format is read.
 type Feed struct {
+	// URL is where the provider publishes the list.
 	URL string
 	// Parse turns the body into the entries (addresses or CIDRs) it lists.
 	Parse func(body []byte) ([]string, error)
@@ -105,9 +106,12 @@ func (r *Registry) Lookup(name string) (*List, bool) {
 // Refreshed is what one range's refresh came to: the number of prefixes now
 // in use, or the error that kept the previous list.
 type Refreshed struct {
-	Name     string
+	// Name is the range's.
+	Name string
+	// Prefixes counts the prefixes in use after the refresh.
 	Prefixes int
-	Err      error
+	// Err is why the list in use was kept; nil when it was replaced.
+	Err error
 }
 
 // Refresh fetches every range that has feeds and replaces its list with what
