@@ -117,6 +117,9 @@ type App struct {
 	logger   *zap.Logger
 	regs     map[string]*registration // by store key
 	acquired []string                 // store keys this app holds in the pool
+	// ipRefresh is how often named IP ranges are refreshed, the shortest
+	// any configuration asks for; zero when none uses one.
+	ipRefresh time.Duration
 }
 
 type registration struct {
@@ -169,6 +172,9 @@ func (a *App) register(spec storeSpec, parts *assemble.Parts, routes string) err
 	pipeline, upstreams, retention := parts.Pipeline, parts.Upstreams, parts.Retention
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if r := parts.IPRangesRefresh; r > 0 && (a.ipRefresh == 0 || r < a.ipRefresh) {
+		a.ipRefresh = r
+	}
 	if a.regs == nil {
 		a.regs = map[string]*registration{}
 	}
@@ -195,8 +201,9 @@ func (a *App) register(spec storeSpec, parts *assemble.Parts, routes string) err
 }
 
 // Start opens each store (or shares it with the configuration still
-// running, during a reload), connects the pipelines to it, and hands this
-// configuration's upstreams to its engine.
+// running, during a reload), connects the pipelines to it, hands this
+// configuration's upstreams to its engine, and takes over the refresh of
+// named IP ranges.
 func (a *App) Start() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -223,12 +230,15 @@ func (a *App) Start() error {
 		live[h.store.Path()] = &liveGateway{owner: a, handle: h, upstreams: reg.upstreams, pipelines: reg.pipelines}
 		a.logger.Info("webhook gateway started", zap.String("storage", h.store.Path()), zap.Int("configurations", len(reg.pipelines)))
 	}
+	refresher.start(a, a.ipRefresh)
 	return nil
 }
 
 // Stop withdraws this configuration; an engine falls back to the previous
-// live one, or pauses.
+// live one, or pauses. The refresh of named IP ranges stops unless a newer
+// configuration has taken it over.
 func (a *App) Stop() error {
+	refresher.stop(a)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	liveMu.Lock()

@@ -12,6 +12,7 @@ import (
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/deliver"
 	"github.com/hookgate/hookgate/internal/ingest"
+	"github.com/hookgate/hookgate/internal/ipranges"
 	"github.com/hookgate/hookgate/internal/rules"
 )
 
@@ -27,6 +28,9 @@ type Parts struct {
 	// transport settings is reached through, as JSON; the Caddy glue loads
 	// it into Upstream.Transport.
 	Transports map[string]json.RawMessage
+	// IPRangesRefresh is how often the named ranges the sources' allow_ips
+	// use are fetched anew: zero when no source uses one or refresh is off.
+	IPRangesRefresh time.Duration
 }
 
 // Config compiles everything a configuration needs at request and delivery
@@ -81,7 +85,22 @@ func Config(cfg *config.Config) (*Parts, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Parts{Pipeline: pipeline, Upstreams: upstreams, Retention: cfg.Storage.Retention, Transports: transports}, nil
+	return &Parts{Pipeline: pipeline, Upstreams: upstreams, Retention: cfg.Storage.Retention, Transports: transports,
+		IPRangesRefresh: ipRangesRefresh(cfg, sources)}, nil
+}
+
+// ipRangesRefresh is the refresh interval when some source names a range,
+// so that a gateway without named ranges never calls the providers.
+func ipRangesRefresh(cfg *config.Config, sources []ingest.Source) time.Duration {
+	if cfg.IPRanges.Off {
+		return 0
+	}
+	for _, s := range sources {
+		if set, ok := s.AllowIPs.(*ipranges.Set); ok && set.Named() {
+			return cfg.IPRanges.Refresh
+		}
+	}
+	return 0
 }
 
 // compileUpstreams builds each upstream's delivery settings, its re-signer

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/ingest"
+	"github.com/hookgate/hookgate/internal/ipranges"
 	"github.com/hookgate/hookgate/internal/rules"
 	"github.com/hookgate/hookgate/internal/verify"
 )
@@ -38,6 +39,9 @@ func compileSource(cfg *config.Config, src *config.Source) (ingest.Source, error
 		err = customScheme(cfg, src, &s)
 	}
 	if err != nil {
+		return s, err
+	}
+	if err := compileAllowIPs(cfg, src, &s); err != nil {
 		return s, err
 	}
 	if err := compileLearning(cfg, src, preset, &s); err != nil {
@@ -126,6 +130,24 @@ func customScheme(cfg *config.Config, src *config.Source, s *ingest.Source) erro
 		return cfg.Errorf(at, "source %s: %v", src.Name, err)
 	}
 	s.Scheme = scheme
+	return nil
+}
+
+// compileAllowIPs limits the source to its allow_ips, or to the top-level
+// list when it sets none; an empty list limits nothing.
+func compileAllowIPs(cfg *config.Config, src *config.Source, s *ingest.Source) error {
+	allow := cfg.AllowIPs
+	if src.AllowIPs.Set {
+		allow = src.AllowIPs
+	}
+	if len(allow.Entries) == 0 {
+		return nil
+	}
+	set, err := ipranges.Default().Compile(allow.Entries)
+	if err != nil {
+		return cfg.Errorf(allow.Pos, "source %s: allow_ips: %v", src.Name, err)
+	}
+	s.AllowIPs = set
 	return nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hookgate/hookgate/internal/deliver"
+	"github.com/hookgate/hookgate/internal/ipranges"
 	"github.com/hookgate/hookgate/internal/verify"
 )
 
@@ -33,6 +34,10 @@ const (
 	DefaultInitialInterval = 5 * time.Second
 	DefaultMaxInterval     = time.Hour
 	DefaultResponseStatus  = 200
+	// DefaultIPRangesRefresh is how often named IP ranges are fetched anew.
+	DefaultIPRangesRefresh = 24 * time.Hour
+	// MinIPRangesRefresh keeps a refresh from polling providers' lists.
+	MinIPRangesRefresh = time.Minute
 )
 
 // Pos is a position in the configuration file.
@@ -67,9 +72,37 @@ type Config struct {
 	// ClaimSet is true when the file sets claim (an empty list claims nothing).
 	ClaimSet bool
 	ClaimPos Pos
+	// AllowIPs is the allowlist of sources that set none of their own.
+	AllowIPs AllowIPs
+	// IPRanges says how the named ranges in allow_ips are kept current.
+	IPRanges IPRanges
 
 	// paths names the JSON path at each position, for a JSON configuration.
 	paths map[Pos]string
+}
+
+// AllowIPs limits the client addresses (as Caddy sees them, so
+// trusted_proxies applies) a source takes requests from.
+type AllowIPs struct {
+	// Entries are CIDRs, single addresses and named provider ranges, as
+	// written; each is checked when the file loads.
+	Entries []string
+	// Set is true when the key is written: an empty list then allows every
+	// address, which is how a source turns the top-level default off.
+	Set bool
+	// Pos is where the key is written.
+	Pos Pos
+}
+
+// IPRanges configures the refresh of named ranges (ip_ranges).
+type IPRanges struct {
+	// Refresh is how often the providers' published lists are fetched.
+	Refresh time.Duration
+	// Off keeps the bundled lists and fetches nothing, for hosts that cannot
+	// reach the providers (refresh: off).
+	Off bool
+	// Pos is where the key is written.
+	Pos Pos
 }
 
 // Logging configures what the gateway logs about events.
@@ -181,6 +214,8 @@ type Source struct {
 	Pos            Pos
 	// ProviderPos, SecretsPos and DefaultPos locate those keys for later errors.
 	ProviderPos, SecretsPos, DefaultPos Pos
+	// AllowIPs, when set, replaces the top-level allow_ips for this source.
+	AllowIPs AllowIPs
 }
 
 // Dedup configures deduplication of provider retries.
@@ -531,6 +566,7 @@ func (p *parser) root(n *yaml.Node) {
 	cfg := p.cfg
 	cfg.MaxBody = DefaultMaxBody
 	cfg.Storage.Retention = DefaultRetention
+	cfg.IPRanges.Refresh = DefaultIPRangesRefresh
 	cfg.Upstreams = map[string]*Upstream{}
 	var sourcesNode *yaml.Node
 	p.fields(n, "routes file", handlers{
@@ -563,7 +599,9 @@ func (p *parser) root(n *yaml.Node) {
 				"mask_fields": func(_, v *yaml.Node) { cfg.Logging.MaskFields = p.strList(v, "logging.mask_fields") },
 			})
 		},
-		"sources": func(_, v *yaml.Node) { sourcesNode = v },
+		"sources":   func(_, v *yaml.Node) { sourcesNode = v },
+		"allow_ips": func(k, v *yaml.Node) { cfg.AllowIPs = p.allowIPs(k, v, "allow_ips") },
+		"ip_ranges": func(k, v *yaml.Node) { p.ipRanges(k, v) },
 		"claim": func(_, v *yaml.Node) {
 			cfg.ClaimSet, cfg.ClaimPos = true, pos(v)
 			cfg.Claim = p.strList(v, "claim")
@@ -579,6 +617,53 @@ func (p *parser) root(n *yaml.Node) {
 		return
 	}
 	p.sources(sourcesNode)
+}
+
+// allowIPs reads an allowlist, checking each entry where it is written.
+func (p *parser) allowIPs(k, n *yaml.Node, what string) AllowIPs {
+	a := AllowIPs{Set: true, Pos: pos(k)}
+	if n.Kind != yaml.SequenceNode {
+		p.errorf(n, "%s must be a list of CIDRs, addresses or provider names, such as [github, 192.0.2.0/24]", what)
+		return a
+	}
+	for _, item := range n.Content {
+		entry := p.str(item, what)
+		if entry == "" {
+			if item.Kind == yaml.ScalarNode && item.Tag != "!!null" {
+				p.errorf(item, "%s: an entry is empty", what)
+			}
+			continue
+		}
+		if err := ipranges.Default().Check(entry); err != nil {
+			p.errorf(item, "%s: %v", what, err)
+			continue
+		}
+		a.Entries = append(a.Entries, entry)
+	}
+	return a
+}
+
+// ipRanges reads how named ranges are refreshed: an interval, or off.
+func (p *parser) ipRanges(k, n *yaml.Node) {
+	r := &p.cfg.IPRanges
+	r.Pos = pos(k)
+	p.fields(n, "ip_ranges", handlers{
+		"refresh": func(_, v *yaml.Node) {
+			if v.Kind == yaml.ScalarNode && (v.Value == "off" || v.Value == "false") {
+				r.Off = true
+				return
+			}
+			errs := len(p.errs)
+			d := p.duration(v, "ip_ranges.refresh")
+			switch {
+			case len(p.errs) > errs:
+			case d < MinIPRangesRefresh:
+				p.errorf(v, "ip_ranges.refresh must be off or at least %s", MinIPRangesRefresh)
+			default:
+				r.Refresh = d
+			}
+		},
+	})
 }
 
 func (p *parser) upstreams(n *yaml.Node) {
@@ -780,6 +865,7 @@ func (p *parser) source(key, n *yaml.Node) *Source {
 		"default":    func(_, v *yaml.Node) { src.Default, src.DefaultPos = p.strList(v, what+".default"), pos(v) },
 		"routes":     func(_, v *yaml.Node) { src.Routes = p.routes(v, what+".routes") },
 		"response":   func(_, v *yaml.Node) { p.response(v, &src.Response, what+".response") },
+		"allow_ips":  func(k, v *yaml.Node) { src.AllowIPs = p.allowIPs(k, v, what+".allow_ips") },
 	})
 	p.checkSource(key, src, what)
 	return src

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/netip"
 	"os"
 	"time"
 
@@ -44,10 +45,11 @@ func storageFailed(what string, err error) *rejection {
 }
 
 var (
-	errMethod      = refuse(http.StatusMethodNotAllowed, "method", "method not allowed")
-	errTooLarge    = refuse(http.StatusRequestEntityTooLarge, "body_too_large", "request body too large")
-	errForged      = refuse(http.StatusUnauthorized, "", "unauthorized")
-	errNotAttached = storageFailed("waiting for the store", errors.New("the store is not open yet"))
+	errMethod       = refuse(http.StatusMethodNotAllowed, "method", "method not allowed")
+	errTooLarge     = refuse(http.StatusRequestEntityTooLarge, "body_too_large", "request body too large")
+	errForged       = refuse(http.StatusUnauthorized, "", "unauthorized")
+	errNotAttached  = storageFailed("waiting for the store", errors.New("the store is not open yet"))
+	errIPNotAllowed = refuse(http.StatusForbidden, "ip_not_allowed", "forbidden")
 )
 
 // answer is what the request path decided: a rejection, a handshake's
@@ -91,9 +93,15 @@ func (p *Pipeline) serve(w http.ResponseWriter, r *http.Request, src *source) {
 	p.write(w, r, src, start, p.decide(r, src, body))
 }
 
-// admit checks what is known before the body is read: the store is there,
-// the method can carry a webhook, and the declared length fits.
+// admit checks what is known before the body is read: the client may
+// send to the source, the store is there, the method can carry a webhook,
+// and the declared length fits.
 func (p *Pipeline) admit(r *http.Request, src *source) *rejection {
+	// First, so that a sender from elsewhere costs no wait for the store
+	// and learns nothing about the source, handshakes included.
+	if src.AllowIPs != nil && !p.allowed(r, src.AllowIPs) {
+		return errIPNotAllowed
+	}
 	select {
 	case <-p.attached:
 	default:
@@ -111,6 +119,13 @@ func (p *Pipeline) admit(r *http.Request, src *source) *rejection {
 		return errTooLarge
 	}
 	return nil
+}
+
+// allowed reports whether the client address, as Caddy determined it, is
+// in the set; an address that does not parse is not.
+func (p *Pipeline) allowed(r *http.Request, set AddrSet) bool {
+	addr, err := netip.ParseAddr(p.clientIP(r))
+	return err == nil && set.Contains(addr)
 }
 
 func bodyRejection(err error) *rejection {

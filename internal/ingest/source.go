@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"fmt"
+	"net/netip"
 	"time"
 
 	"go.uber.org/zap"
@@ -63,6 +64,14 @@ type Source struct {
 	// SecretHeaders and SecretFields are what the scheme reads that must
 	// never be shown: signature and token headers, credential body fields.
 	SecretHeaders, SecretFields []string
+	// AllowIPs limits the client addresses the source answers; nil allows
+	// every address.
+	AllowIPs AddrSet
+}
+
+// AddrSet is an allowlist of client addresses (ipranges.Set).
+type AddrSet interface {
+	Contains(netip.Addr) bool
 }
 
 // Response is a source's answer to an accepted event; an empty Body
