@@ -47,7 +47,9 @@ var errFetchTooLarge = errors.New("response too large")
 
 // fetch sends req and returns the status and at most maxFetchBytes of body.
 func fetch(ctx context.Context, req *http.Request) (int, []byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+	// Requests waiting for the same key share this fetch: one that goes
+	// away must not fail the others.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fetchTimeout)
 	defer cancel()
 	resp, err := fetchClient.Do(req.WithContext(ctx))
 	if err != nil {
