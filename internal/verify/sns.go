@@ -263,6 +263,10 @@ func confirmSNS(ctx context.Context, subscribeURL, testBase string) (string, err
 		return "", err
 	}
 	status, body, err := fetch(ctx, req)
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		err = urlErr.Err // the URL carries the Token: kept out of the log
+	}
 	if err != nil {
 		return "", err
 	}

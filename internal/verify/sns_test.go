@@ -283,3 +283,16 @@ func TestXCRC(t *testing.T) {
 		t.Error("a POST answered as a CRC")
 	}
 }
+
+// A confirmation that fails says why in the log, without the Token its URL
+// carries.
+func TestSNSConfirmFailureHidesToken(t *testing.T) {
+	standIn := useSNSStandIn(t)
+	standIn.Close() // SNS unreachable
+	f := newSNSFixture(t)
+	body := f.message(t, confirmationMessage(f, "SubscriptionConfirmation", time.Now(), standIn.URL+"/?Action=ConfirmSubscription&Token=secret-token-42"), "2", "")
+	resp, ok := snsConfirmation.Answer(&HandshakeRequest{Method: "POST", Body: body})
+	if !ok || resp.Status != http.StatusServiceUnavailable || resp.Reason == "" || strings.Contains(resp.Reason, "secret-token-42") {
+		t.Fatalf("answer %+v", resp)
+	}
+}
