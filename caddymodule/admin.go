@@ -297,6 +297,7 @@ type eventView struct {
 	BodyMasked  bool           `json:"body_masked,omitempty"`
 	DedupKey    string         `json:"dedup_key,omitempty"`
 	Quarantined string         `json:"quarantined,omitempty"`
+	Handshake   string         `json:"handshake,omitempty"`
 	Deliveries  []deliveryView `json:"deliveries"`
 }
 
@@ -322,7 +323,7 @@ func showEvent(w http.ResponseWriter, g *liveGateway, raw string) error {
 	v := eventView{
 		ID: e.ID.String(), Source: e.Source, Status: store.Status(e, rec.Deliveries), ReceivedAt: e.ReceivedAt,
 		Method: e.Method, Path: e.Path, Query: e.RawQuery, Host: e.Host, RemoteAddr: e.RemoteAddr,
-		DedupKey: e.DedupKey, Quarantined: e.Quarantined,
+		DedupKey: e.DedupKey, Quarantined: e.Quarantined, Handshake: e.Handshake,
 	}
 	secretHeaders, secretFields := g.maskedParts(e.Source)
 	v.Headers = maskedHeaders(e.Header, secretHeaders)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,7 +75,12 @@ func presetScheme(cfg *config.Config, src *config.Source, s *ingest.Source) (ver
 		}
 		return preset, cfg.Errorf(src.ProviderPos, "source %s: unknown provider %q%s (hookgate providers lists them)", src.Name, src.Provider, hint)
 	}
-	if len(src.Secrets) == 0 && !preset.LearnsSecret {
+	if err := checkProviderOptions(preset, src.ProviderOptions); err != nil {
+		return preset, cfg.Errorf(src.ProviderOptionsPos, "source %s: %v", src.Name, err)
+	}
+	// A preset with provider_options may fetch its keys (Plaid); it says
+	// itself when that is not enough.
+	if len(src.Secrets) == 0 && !preset.LearnsSecret && len(src.ProviderOptions) == 0 {
 		at := src.SecretsPos
 		if at.Line == 0 {
 			at = src.Pos
@@ -84,7 +90,7 @@ func presetScheme(cfg *config.Config, src *config.Source, s *ingest.Source) (ver
 	if err := checkSharedKeys(preset, src.Secrets); err != nil {
 		return preset, cfg.Errorf(src.SecretsPos, "source %s: %v", src.Name, err)
 	}
-	scheme, err := preset.Compile(src.Secrets, verify.Options{Tolerance: src.Tolerance})
+	scheme, err := preset.Compile(src.Secrets, verify.Options{Tolerance: src.Tolerance, ProviderOptions: src.ProviderOptions})
 	if err != nil {
 		return preset, cfg.Errorf(src.SecretsPos, "source %s: %v", src.Name, err)
 	}
@@ -101,9 +107,29 @@ func presetScheme(cfg *config.Config, src *config.Source, s *ingest.Source) (ver
 	return preset, nil
 }
 
+// checkProviderOptions refuses provider_options the preset does not read.
+func checkProviderOptions(preset verify.Preset, opts map[string]string) error {
+	var known []string
+	for _, o := range preset.Options {
+		known = append(known, o.Name)
+	}
+	for name := range opts {
+		if !slices.Contains(known, name) {
+			if len(known) == 0 {
+				return fmt.Errorf("provider %s takes no provider_options (got %s)", preset.Name, name)
+			}
+			return fmt.Errorf("provider_options: unknown option %s for provider %s (known: %s)", name, preset.Name, strings.Join(known, ", "))
+		}
+	}
+	return nil
+}
+
 // customScheme sets up a source verified by a scheme its verify block
 // declares.
 func customScheme(cfg *config.Config, src *config.Source, s *ingest.Source) error {
+	if len(src.ProviderOptions) > 0 {
+		return cfg.Errorf(src.ProviderOptionsPos, "source %s: provider_options needs a provider", src.Name)
+	}
 	spec := *src.Verify
 	if spec.TimestampHeader != "" || spec.TimestampKey != "" {
 		spec.Tolerance = 5 * time.Minute

@@ -184,6 +184,11 @@ type Source struct {
 	Tolerance time.Duration
 	// PublicURL is the URL the provider signs, for schemes that sign the URL.
 	PublicURL string
+	// ProviderOptions are settings the preset reads beyond its secrets
+	// (Plaid's API credentials), placeholders expanded; the preset names
+	// the keys it takes.
+	ProviderOptions    map[string]string
+	ProviderOptionsPos Pos
 	// Verify is a declarative scheme for providers without a preset.
 	Verify    *verify.Spec
 	VerifyPos Pos
@@ -866,6 +871,9 @@ func (p *parser) source(key, n *yaml.Node) *Source {
 		"routes":     func(_, v *yaml.Node) { src.Routes = p.routes(v, what+".routes") },
 		"response":   func(_, v *yaml.Node) { p.response(v, &src.Response, what+".response") },
 		"allow_ips":  func(k, v *yaml.Node) { src.AllowIPs = p.allowIPs(k, v, what+".allow_ips") },
+		"provider_options": func(k, v *yaml.Node) {
+			src.ProviderOptions, src.ProviderOptionsPos = p.providerOptions(v, what+".provider_options"), pos(k)
+		},
 	})
 	p.checkSource(key, src, what)
 	return src
@@ -902,6 +910,21 @@ func (p *parser) secrets(n *yaml.Node, what string) []string {
 		if s := p.expanded(item, what); s != "" {
 			out = append(out, s)
 		}
+	}
+	return out
+}
+
+// providerOptions reads a mapping of names to strings, placeholders
+// expanded; the preset checks the names.
+func (p *parser) providerOptions(n *yaml.Node, what string) map[string]string {
+	out := map[string]string{}
+	if n.Kind != yaml.MappingNode {
+		p.errorf(n, "%s must map option names to values", what)
+		return out
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		name := n.Content[i].Value
+		out[name] = p.expanded(n.Content[i+1], what+"."+name)
 	}
 	return out
 }

@@ -14,6 +14,10 @@ import (
 // again; replay is the way to send it again.
 var ErrRouted = errors.New("event is routed already; replay it instead")
 
+// ErrHandshakeRecord is returned for a stored handshake (an SNS
+// subscription confirmation): it is kept to be seen, never delivered.
+var ErrHandshakeRecord = errors.New("event is a recorded handshake; it is never delivered")
+
 // ErrUnknownSource is returned when a stored event's source is not in this
 // configuration: another configuration sharing the store may have it.
 var ErrUnknownSource = errors.New("source is not in the configuration")
@@ -27,6 +31,9 @@ func (p *Pipeline) Reroute(ctx context.Context, id store.ID) ([]store.Target, er
 		return nil, err
 	}
 	ev := rec.Event
+	if ev.Handshake != "" {
+		return nil, ErrHandshakeRecord
+	}
 	if !ev.Unrouted && ev.Quarantined == "" {
 		return nil, ErrRouted
 	}

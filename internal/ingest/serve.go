@@ -156,6 +156,9 @@ func (p *Pipeline) decide(r *http.Request, src *source, body []byte) answer {
 		return answer{rejection: rej}
 	}
 	if a, ok := p.handshake(r, src, body, src.signedHandshakes); ok {
+		if a.handshake != nil && a.handshake.response.Record != "" && a.handshake.response.Status < 300 {
+			return p.record(r, src, body, now, a)
+		}
 		return a
 	}
 	if r.Method != http.MethodPost {
@@ -181,7 +184,7 @@ func (p *Pipeline) decide(r *http.Request, src *source, body []byte) answer {
 // verify checks the signature over the raw bytes, with the secret the
 // store learned when the source learns one.
 func (p *Pipeline) verify(r *http.Request, src *source, body []byte, now time.Time) (verify.Result, *rejection) {
-	vr := &verify.Request{Body: body, Header: r.Header, Method: r.Method, Now: now}
+	vr := &verify.Request{Body: body, Header: r.Header, Method: r.Method, Now: now, Context: r.Context()}
 	if src.SignsURL {
 		vr.URL = src.requestURL(r)
 	}
@@ -209,19 +212,7 @@ func (p *Pipeline) event(r *http.Request, src *source, body []byte, now time.Tim
 	if rej != nil {
 		return nil, rej
 	}
-	ne := &store.NewEvent{Event: &store.Event{
-		Source:          src.Name,
-		ReceivedAt:      now,
-		Method:          r.Method,
-		Path:            r.URL.Path,
-		RawQuery:        r.URL.RawQuery,
-		Host:            r.Host,
-		RemoteAddr:      r.RemoteAddr,
-		Proto:           proto(r),
-		ViaTrustedProxy: p.trustedProxy(r),
-		Header:          r.Header,
-		Body:            body,
-	}}
+	ne := p.newEvent(r, src, body, now)
 	if src.Gate != nil {
 		if err := src.Gate.Check(env.Body); err != nil {
 			if !src.Quarantine {
@@ -243,6 +234,55 @@ func (p *Pipeline) event(r *http.Request, src *source, body []byte, now time.Tim
 		ne.Event.Unrouted = len(ne.Targets) == 0
 	}
 	return ne, nil
+}
+
+// newEvent is the request as an event is stored.
+func (p *Pipeline) newEvent(r *http.Request, src *source, body []byte, now time.Time) *store.NewEvent {
+	return &store.NewEvent{Event: &store.Event{
+		Source:          src.Name,
+		ReceivedAt:      now,
+		Method:          r.Method,
+		Path:            r.URL.Path,
+		RawQuery:        r.URL.RawQuery,
+		Host:            r.Host,
+		RemoteAddr:      r.RemoteAddr,
+		Proto:           proto(r),
+		ViaTrustedProxy: p.trustedProxy(r),
+		Header:          r.Header,
+		Body:            body,
+	}}
+}
+
+// record stores a verified handshake that asks to be kept (an SNS
+// subscription confirmation) as an event marked with what it was: listed
+// and inspected like any other, deduplicated by the source's key, never
+// routed or delivered. The handshake's answer goes out once it is stored.
+func (p *Pipeline) record(r *http.Request, src *source, body []byte, now time.Time, a answer) answer {
+	ne := p.newEvent(r, src, body, now)
+	ne.Event.Handshake, ne.Event.Unrouted = a.handshake.response.Record, true
+	var env *rules.Env
+	var fastKey *string
+	if src.Dedup != nil {
+		var rej *rejection
+		if env, fastKey, rej = p.environment(r, src, body, now); rej != nil {
+			return answer{rejection: rej}
+		}
+	}
+	p.dedupKeys(src, ne, env, fastKey, now)
+	res, err := p.store.Ingest(r.Context(), ne)
+	if err != nil {
+		return answer{rejection: storageFailed("storing a handshake record", err)}
+	}
+	resp := *a.handshake.response
+	resp.Header = resp.Header.Clone()
+	if resp.Header == nil {
+		resp.Header = http.Header{}
+	}
+	resp.Header.Set("Hookgate-Event-Id", res.ID.String())
+	a.handshake.response = &resp
+	p.log.Info("handshake recorded", zap.String("source", src.Name), zap.String("event_id", res.ID.String()),
+		zap.String("record", ne.Event.Handshake), zap.Bool("duplicate", res.Duplicate))
+	return a
 }
 
 // environment is what expressions see of the request, with the body
@@ -341,14 +381,14 @@ func (p *Pipeline) handshake(r *http.Request, s *source, body []byte, handshakes
 	}
 	hr := &verify.HandshakeRequest{
 		Method: r.Method, Header: r.Header, Query: r.URL.Query(), Body: body,
-		Secrets: s.Secrets, VerifyToken: s.VerifyToken, KnownSecrets: len(s.Secrets),
+		Secrets: s.Secrets, VerifyToken: s.VerifyToken, KnownSecrets: len(s.Secrets), Context: r.Context(),
 	}
 	for _, h := range handshakes {
 		resp, ok := h.Answer(hr)
 		if !ok {
 			continue
 		}
-		why := ""
+		why := resp.Reason
 		if resp.Learn != "" {
 			if !s.Learns {
 				continue

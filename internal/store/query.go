@@ -11,6 +11,8 @@ type EventSummary struct {
 	DedupKey    string     `json:"dedup_key,omitempty"`
 	Deliveries  []Delivery `json:"deliveries"`
 	Quarantined string     `json:"quarantined,omitempty"`
+	// Handshake marks a recorded handshake (see Event.Handshake).
+	Handshake string `json:"handshake,omitempty"`
 }
 
 // ListFilter selects events, newest first.

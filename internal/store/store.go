@@ -59,6 +59,10 @@ type Event struct {
 	Unrouted bool `json:"unrouted,omitempty"`
 	// Quarantined says why a validation gate parked the event.
 	Quarantined string `json:"quarantined,omitempty"`
+	// Handshake marks a provider handshake kept as a record (an SNS
+	// subscription confirmation) and says what it was: stored and listed,
+	// never delivered.
+	Handshake string `json:"handshake,omitempty"`
 	// Body is the request body, byte for byte.
 	Body []byte `json:"-"`
 }

@@ -653,19 +653,58 @@ func init() {
 			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Webhook-Id", "X-Webhook-Subscription", "X-PagerDuty-Signature"},
 		},
 		Preset{
+			// SNS signs every topic with the same certificate: a source is
+			// bound to its topics, or anyone's SNS topic would pass.
+			Name:           "aws-sns",
+			SignsFreshness: true,
+			Description:    "Amazon SNS HTTP(S): RSA signature (SignatureVersion 1 SHA1, 2 SHA256) in the JSON body, certificate fetched from an SNS host; secrets are the accepted TopicArns; subscriptions confirmed",
+			Build:          newSNS,
+			Bespoke:        "SHA1withRSA / SHA256withRSA over the canonical name\\nvalue\\n fields per Type, certificate from SigningCertURL (https, sns.<region>.amazonaws.com[.cn], cached), TopicArn among the secrets, Timestamp within 1h",
+			BespokeHeaders: []string{},
+			DedupKey:       `body.MessageId`,
+			Handshakes:     []*Handshake{snsConfirmation},
+			KeyKind:        "TopicArn (arn:aws:sns:<region>:<account>:<topic>)",
+			SecretKind:     SecretToken,
+			// Token and SubscribeURL confirm, UnsubscribeURL ends, a subscription.
+			SecretFields: []string{"Signature", "Token", "SubscribeURL", "UnsubscribeURL"},
+			Docs:         "https://docs.aws.amazon.com/sns/latest/dg/sns-verify-signature-of-message.html",
+			SampleSigner: signedInBody{},
+			NewKeys:      snsKeys,
+			NewSample:    snsSample,
+			// https://docs.aws.amazon.com/sns/latest/dg/SendMessageToHttp.prepare.html
+			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Amz-Sns-Message-Type", "X-Amz-Sns-Message-Id", "X-Amz-Sns-Topic-Arn"},
+		},
+		Preset{
+			Name:        "x",
+			Description: "X (Twitter) Account Activity API: x-twitter-webhooks-signature sha256=… over the body, HMAC-SHA256 base64 (consumer secret); CRC answered",
+			Spec:        Spec{Algorithm: "hmac-sha256", Header: "x-twitter-webhooks-signature", Prefix: "sha256=", Encoding: "base64"},
+			Handshakes:  []*Handshake{xCRC},
+			Docs:        "https://docs.x.com/x-api/webhooks/introduction",
+			AlwaysSends: []string{"Content-Type", "X-Twitter-Webhooks-Signature"},
+			NewSample: func(in SampleInput) (Sample, error) {
+				return jsonSample(obj{"for_user_id": "2244994945", "favorite_events": []obj{{"id": in.ID, "created_at": in.Now.UTC().Format(time.RubyDate),
+					"timestamp_ms": in.Now.UnixMilli(), "favorited_status": obj{"id_str": in.ID, "text": "Hookgate sample"}, "user": obj{"id_str": "2244994945", "screen_name": "XDevelopers"}}}})
+			},
+		},
+		Preset{
 			Name:           "plaid",
 			SignsFreshness: true,
 			Description:    "Plaid: Plaid-Verification JWT (ES256) whose request_body_sha256 claim is the body's SHA-256; secrets are JWK public keys",
 			Build:          newPlaid,
-			Bespoke:        "ES256 JWT, key chosen by kid among the configured JWKs, iat within 5m, request_body_sha256 = hex sha256(body)",
+			Bespoke:        "ES256 JWT, key chosen by kid among the configured JWKs or fetched from /webhook_verification_key/get (provider_options), iat within 5m, request_body_sha256 = hex sha256(body)",
 			BespokeHeaders: []string{"Plaid-Verification"},
 			DedupKey:       `body.webhook_type + ":" + body.webhook_code + ":" + (body.item_id ?? "")`,
 			Live:           `body.environment == "production"`,
-			KeyKind:        "JWK public key (JSON)",
+			KeyKind:        "JWK public key (JSON); optional with provider_options client_id and secret",
 			SecretKind:     SecretPublicKey,
 			Docs:           "https://plaid.com/docs/api/webhooks/webhook-verification/",
-			SampleSigner:   &plaid{},
-			NewKeys:        plaidKeys,
+			Options: []ProviderOption{
+				{Name: "client_id", Doc: "Plaid API client_id, to fetch keys by kid"},
+				{Name: "secret", Doc: "Plaid API secret of that environment"},
+				{Name: "environment", Doc: "production (default) or sandbox: the API host keys are fetched from"},
+			},
+			SampleSigner: &plaid{},
+			NewKeys:      plaidKeys,
 			NewSample: func(in SampleInput) (Sample, error) {
 				return jsonSample(obj{"environment": "sandbox", "error": nil, "item_id": in.ID, "new_transactions": 3, "webhook_code": "DEFAULT_UPDATE", "webhook_type": "TRANSACTIONS"})
 			},

@@ -1,9 +1,11 @@
 package verify
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
@@ -25,6 +27,16 @@ type HandshakeRequest struct {
 	// not counted: the store's create-if-absent decides whether a handshake
 	// may establish it.
 	KnownSecrets int
+	// Context is the request's, for handshakes that call the provider back;
+	// nil means context.Background().
+	Context context.Context
+}
+
+func (r *HandshakeRequest) context() context.Context {
+	if r.Context == nil {
+		return context.Background()
+	}
+	return r.Context
 }
 
 // HandshakeResponse is the synchronous answer a provider requires.
@@ -36,6 +48,13 @@ type HandshakeResponse struct {
 	// Learn is a secret the handshake proposes to establish. The response
 	// is sent only if the store took it; otherwise the answer is 403.
 	Learn string
+	// Record marks a handshake kept as a record (an SNS subscription
+	// confirmation): the pipeline stores the request as an event marked
+	// with this text, delivers it nowhere, and answers once it is stored.
+	Record string
+	// Reason says why a refusing answer refused, for the log; never a
+	// secret.
+	Reason string
 }
 
 // Handshake answers a provider's endpoint check. It is never stored or
@@ -160,6 +179,19 @@ var (
 			return nil, false
 		}
 		return plainText(token), true
+	}}
+
+	// X (Twitter) Account Activity CRC: a GET with ?crc_token=… answered
+	// with {"response_token": "sha256=<base64 HMAC-SHA256(consumer secret,
+	// crc_token)>"}. Unsigned, as X sends it; the answer proves the secret.
+	xCRC = &Handshake{Name: "x crc_token", Unsigned: true, Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+		token := r.Query.Get("crc_token")
+		if r.Method != http.MethodGet || token == "" || len(token) > maxChallenge || len(r.Secrets) == 0 {
+			return nil, false
+		}
+		mac := hmac.New(sha256.New, []byte(r.Secrets[0]))
+		mac.Write([]byte(token))
+		return jsonResponse(map[string]string{"response_token": "sha256=" + base64.StdEncoding.EncodeToString(mac.Sum(nil))}), true
 	}}
 
 	// Okta event hooks: a one-time GET carrying x-okta-verification-challenge,

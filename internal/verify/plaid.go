@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -9,19 +11,25 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 )
 
 // plaid verifies the Plaid-Verification header: a compact ES256 JWT whose
-// key is chosen by kid among configured JWKs, issued within the tolerance,
-// whose request_body_sha256 claim is the hex SHA-256 of the raw body.
+// key is chosen by kid among configured JWKs, or fetched from Plaid's
+// /webhook_verification_key/get when the source has API credentials, issued
+// within the tolerance, whose request_body_sha256 claim is the hex SHA-256
+// of the raw body.
 type plaid struct {
 	keys      map[string]*ecdsa.PublicKey
 	tolerance time.Duration
+	// fetched finds keys not configured; nil without API credentials.
+	fetched *plaidKeyFetcher
 }
 
 type jwk struct {
@@ -50,12 +58,16 @@ func (k *jwk) publicKey() (*ecdsa.PublicKey, error) {
 }
 
 func newPlaid(secrets []string, opts Options) (Scheme, error) {
-	if len(secrets) == 0 {
-		return nil, fmt.Errorf("no secrets (Plaid's JWK public keys)")
-	}
 	p := &plaid{keys: map[string]*ecdsa.PublicKey{}, tolerance: 5 * time.Minute}
 	if opts.Tolerance > 0 {
 		p.tolerance = opts.Tolerance
+	}
+	var err error
+	if p.fetched, err = newPlaidKeys(opts.ProviderOptions); err != nil {
+		return nil, err
+	}
+	if len(secrets) == 0 && p.fetched == nil {
+		return nil, fmt.Errorf("no secrets (Plaid's JWK public keys) and no provider_options client_id and secret to fetch them with")
 	}
 	for i, s := range secrets {
 		var k jwk
@@ -76,6 +88,21 @@ func newPlaid(secrets []string, opts Options) (Scheme, error) {
 
 func (p *plaid) Verify(r *Request) (Result, error) { return Result{}, p.check(r) }
 
+// key returns the configured key for kid, or the one Plaid's API gives.
+func (p *plaid) key(r *Request, kid string) (*ecdsa.PublicKey, error) {
+	if key := p.keys[kid]; key != nil {
+		return key, nil
+	}
+	if p.fetched == nil || !plaidKid.MatchString(kid) {
+		return nil, ErrInvalidSignature
+	}
+	key, err := p.fetched.get(r.context(), kid)
+	if err != nil {
+		return nil, fmt.Errorf("%w: key %s: %v", ErrInvalidSignature, kid, err)
+	}
+	return key, nil
+}
+
 func (p *plaid) check(r *Request) error {
 	token := r.Header.Get("Plaid-Verification")
 	if token == "" {
@@ -93,18 +120,9 @@ func (p *plaid) check(r *Request) error {
 	if err != nil || json.Unmarshal(rawHeader, &header) != nil || header.Alg != "ES256" {
 		return ErrMalformedSignature
 	}
-	key := p.keys[header.Kid]
 	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
 	if err != nil || len(sig) != 64 {
 		return ErrMalformedSignature
-	}
-	if key == nil {
-		return ErrInvalidSignature
-	}
-	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	rInt, sInt := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
-	if !ecdsa.Verify(key, digest[:], rInt, sInt) {
-		return ErrInvalidSignature
 	}
 	var claims struct {
 		Iat               int64  `json:"iat"`
@@ -114,8 +132,18 @@ func (p *plaid) check(r *Request) error {
 	if err != nil || json.Unmarshal(rawClaims, &claims) != nil || claims.Iat == 0 {
 		return ErrMissingTimestamp
 	}
+	// A stale token is refused before a key is fetched for it.
 	if err := CheckTolerance(time.Unix(claims.Iat, 0), r.Now, p.tolerance); err != nil {
 		return err
+	}
+	key, err := p.key(r, header.Kid)
+	if err != nil {
+		return err
+	}
+	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	rInt, sInt := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
+	if !ecdsa.Verify(key, digest[:], rInt, sInt) {
+		return ErrInvalidSignature
 	}
 	sum := sha256.Sum256(r.Body)
 	if subtle.ConstantTimeCompare([]byte(claims.RequestBodySHA256), []byte(hex.EncodeToString(sum[:]))) != 1 {
@@ -153,4 +181,87 @@ func (p *plaid) Sign(key string, msg Message) (http.Header, error) {
 	h := http.Header{}
 	h.Set("Plaid-Verification", signing+"."+base64.RawURLEncoding.EncodeToString(sig))
 	return h, nil
+}
+
+// plaidKid is the shape of a kid worth asking Plaid about (a UUID today).
+var plaidKid = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`)
+
+// Plaid's API hosts by environment.
+var plaidEnvironments = map[string]string{
+	"production": "https://production.plaid.com",
+	"sandbox":    "https://sandbox.plaid.com",
+}
+
+// plaidKeyFetcher fetches verification keys by kid with the source's API
+// credentials. Keys are cached for plaidKeyTTL, then fetched again to learn
+// whether Plaid expired them; a kid Plaid does not know (or an error) is
+// remembered for a minute; and misses share a small budget, so forged kids
+// cannot make the gateway hammer Plaid.
+type plaidKeyFetcher struct {
+	url, clientID, secret string
+	cache                 *remoteCache[*ecdsa.PublicKey]
+}
+
+const plaidKeyTTL = time.Hour
+
+func newPlaidKeys(opts map[string]string) (*plaidKeyFetcher, error) {
+	clientID, secret := opts["client_id"], opts["secret"]
+	if clientID == "" && secret == "" {
+		return nil, nil
+	}
+	if clientID == "" || secret == "" {
+		return nil, fmt.Errorf("provider_options: client_id and secret go together")
+	}
+	env := opts["environment"]
+	if env == "" {
+		env = "production"
+	}
+	base, ok := plaidEnvironments[env]
+	if !ok {
+		return nil, fmt.Errorf("provider_options: environment must be production or sandbox, got %q", env)
+	}
+	if test := testBase(EnvTestPlaidURL); test != "" {
+		base = test
+	}
+	return &plaidKeyFetcher{url: base + "/webhook_verification_key/get", clientID: clientID, secret: secret,
+		cache: newRemoteCache[*ecdsa.PublicKey](64, time.Minute, newFetchLimiter(5, 12*time.Second))}, nil
+}
+
+func (k *plaidKeyFetcher) get(ctx context.Context, kid string) (*ecdsa.PublicKey, error) {
+	return k.cache.get(kid, time.Now(), plaidKeyTTL, func() (*ecdsa.PublicKey, error) { return k.fetch(ctx, kid) })
+}
+
+// fetch asks Plaid for one key. An expired key is refused, as Plaid's docs
+// say; a kid Plaid does not know comes back as an error status.
+func (k *plaidKeyFetcher) fetch(ctx context.Context, kid string) (*ecdsa.PublicKey, error) {
+	body, _ := json.Marshal(map[string]string{"client_id": k.clientID, "secret": k.secret, "key_id": kid})
+	req, err := http.NewRequest(http.MethodPost, k.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	status, answer, err := fetch(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if status != http.StatusOK {
+		return nil, statusError(status)
+	}
+	var out struct {
+		Key struct {
+			jwk
+			Alg       string `json:"alg"`
+			ExpiredAt *int64 `json:"expired_at"`
+		} `json:"key"`
+	}
+	if err := json.Unmarshal(answer, &out); err != nil {
+		return nil, errors.New("answer is not a key")
+	}
+	if out.Key.Kid != kid || (out.Key.Alg != "" && out.Key.Alg != "ES256") {
+		return nil, errors.New("answer is another key")
+	}
+	if out.Key.ExpiredAt != nil {
+		return nil, errors.New("key expired")
+	}
+	return out.Key.publicKey()
 }

@@ -82,12 +82,25 @@ type Preset struct {
 	NewKeys func() (secret, signingKey string, err error) `json:"-"`
 	// Docs is the provider's documentation of the scheme.
 	Docs string `json:"docs,omitempty"`
+	// Options are the provider_options the scheme reads (Plaid's API
+	// credentials); any other key is a configuration error.
+	Options []ProviderOption `json:"provider_options,omitempty"`
 }
 
 // Options are per-source settings a scheme may use.
 type Options struct {
 	// Tolerance overrides the preset's timestamp tolerance when non-zero.
 	Tolerance time.Duration
+	// ProviderOptions are the source's provider_options, among the names
+	// the preset's Options list.
+	ProviderOptions map[string]string
+}
+
+// ProviderOption is a provider_options key a preset reads.
+type ProviderOption struct {
+	Name string `json:"name"`
+	// Doc says what the value is.
+	Doc string `json:"doc"`
 }
 
 // SignsURL reports whether the scheme signs the request URL, which the

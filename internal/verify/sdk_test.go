@@ -1,8 +1,11 @@
 package verify
 
 import (
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"net/http"
+	"net/url"
 	"os"
 	"reflect"
 	"strings"
@@ -23,7 +26,9 @@ type sdkFixture struct {
 	Headers         map[string]string `json:"headers"`
 	Timestamp       int64             `json:"timestamp"`
 	ExpectHandshake json.RawMessage   `json:"expect_handshake_response"`
-	Note            string            `json:"note"`
+	// Certificate is the SNS signing certificate (PEM) the payload names.
+	Certificate string `json:"certificate"`
+	Note        string `json:"note"`
 }
 
 func loadSDKFixtures(t *testing.T) []sdkFixture {
@@ -60,6 +65,13 @@ func TestOfficialSDKSignatures(t *testing.T) {
 	for i, f := range loadSDKFixtures(t) {
 		t.Run(f.Provider+"/"+f.SDK, func(t *testing.T) {
 			scheme := compilePreset(t, f.Provider, f.Secret)
+			if f.Certificate != "" {
+				cacheSNSCert(t, f)
+			}
+			if f.ExpectHandshake != nil && unsignedHandshake(t, f) {
+				checkHandshake(t, f)
+				return
+			}
 			if _, err := scheme.Verify(f.request()); err != nil {
 				t.Fatalf("fixture %d (%s) rejected: %v", i, f.Note, err)
 			}
@@ -95,7 +107,7 @@ func presetBodyUnsigned(name string) bool {
 func checkHandshake(t *testing.T, f sdkFixture) {
 	t.Helper()
 	p, _ := Lookup(f.Provider)
-	req := &HandshakeRequest{Method: f.request().Method, Header: f.request().Header, Body: []byte(f.Payload), Secrets: []string{f.Secret}}
+	req := &HandshakeRequest{Method: f.request().Method, Header: f.request().Header, Query: fixtureQuery(f), Body: []byte(f.Payload), Secrets: []string{f.Secret}}
 	for _, h := range p.Handshakes {
 		resp, ok := h.Answer(req)
 		if !ok {
@@ -116,4 +128,42 @@ func checkHandshake(t *testing.T, f sdkFixture) {
 		return
 	}
 	t.Fatal("no handshake answered the fixture")
+}
+
+func fixtureQuery(f sdkFixture) url.Values {
+	u, err := url.Parse(f.URL)
+	if err != nil {
+		return nil
+	}
+	return u.Query()
+}
+
+// unsignedHandshake reports whether one of the preset's unsigned handshakes
+// answers the fixture: the provider sends it without a signature (X's CRC).
+func unsignedHandshake(t *testing.T, f sdkFixture) bool {
+	t.Helper()
+	p, _ := Lookup(f.Provider)
+	req := &HandshakeRequest{Method: f.request().Method, Header: f.request().Header, Query: fixtureQuery(f), Body: []byte(f.Payload), Secrets: []string{f.Secret}}
+	for _, h := range p.Handshakes {
+		if _, ok := h.Answer(req); ok && h.Unsigned {
+			return true
+		}
+	}
+	return false
+}
+
+// cacheSNSCert puts an SNS fixture's certificate in the cache under the
+// SigningCertURL its payload names, as a fetch from SNS would.
+func cacheSNSCert(t *testing.T, f sdkFixture) {
+	t.Helper()
+	var m struct{ SigningCertURL string }
+	block, _ := pem.Decode([]byte(f.Certificate))
+	if json.Unmarshal([]byte(f.Payload), &m) != nil || block == nil {
+		t.Fatal("SNS fixture without a certificate URL or PEM certificate")
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snsCerts.put(m.SigningCertURL, cert, time.Now())
 }

@@ -4,6 +4,7 @@
 package verify
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"time"
@@ -22,6 +23,16 @@ type Request struct {
 	// from the store for this request (so a revoked one stops verifying at
 	// once, on every instance), or empty.
 	Learned string
+	// Context is the request's, for schemes that fetch a key; nil means
+	// context.Background().
+	Context context.Context
+}
+
+func (r *Request) context() context.Context {
+	if r.Context == nil {
+		return context.Background()
+	}
+	return r.Context
 }
 
 // Result is what a successful Verify found beyond the signature being good.

@@ -14,6 +14,9 @@ import (
 // `hookgate send` sign a sample for each: every one must be accepted by the
 // running gateway and reach the upstream.
 func TestSendEveryPreset(t *testing.T) {
+	// aws-sns samples name their certificate on the SNS stand-in, which
+	// both the gateway and `hookgate send` find through the environment.
+	snsStandIn(t)
 	up := newRecorder(t, "", nil)
 	passthrough := newRecorder(t, "", nil)
 	var routes strings.Builder

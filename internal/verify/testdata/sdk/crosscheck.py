@@ -23,7 +23,8 @@ from urllib.parse import parse_qsl, urlsplit
 try:
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric import ec, padding
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
     from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
@@ -238,6 +239,27 @@ def check(f):
         if "signing_key" in f:
             priv = serialization.load_der_private_key(base64.b64decode(f["signing_key"]), None)
             assert priv.public_key().public_numbers() == pub.public_numbers(), "signing_key does not match JWK"
+    elif p == "x":
+        if method == "GET":
+            token = dict(parse_qsl(urlsplit(url).query))["crc_token"]
+            expect(f.get("expect_handshake_response"), {"response_token": "sha256=" + b64mac(hashlib.sha256, secret, token)}, p + " CRC")
+        else:
+            expect(h["x-twitter-webhooks-signature"], "sha256=" + b64mac(hashlib.sha256, secret, bbody), p)
+    elif p == "aws-sns":
+        if not HAVE_CRYPTOGRAPHY:
+            raise Skip("cryptography not installed")
+        m = json.loads(body)
+        expect(m["TopicArn"], secret, p + " topic")
+        keys = {
+            "Notification": ["Message", "MessageId", "Subject", "Timestamp", "TopicArn", "Type"],
+            "SubscriptionConfirmation": ["Message", "MessageId", "SubscribeURL", "Timestamp", "Token", "TopicArn", "Type"],
+        }[m["Type"]]
+        canonical = "".join(f"{k}\n{m[k]}\n" for k in keys if k in m).encode()
+        cert = x509.load_pem_x509_certificate(f["certificate"].encode())
+        alg = {"1": hashes.SHA1(), "2": hashes.SHA256()}[m["SignatureVersion"]]
+        cert.public_key().verify(base64.b64decode(m["Signature"]), canonical, padding.PKCS1v15(), alg)
+        priv = serialization.load_pem_private_key(f["signing_key"].encode(), None)
+        assert priv.public_key().public_numbers() == cert.public_key().public_numbers(), "signing_key does not match the certificate"
     else:
         raise Skip("no cross-check for this provider")
 

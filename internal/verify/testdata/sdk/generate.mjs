@@ -40,6 +40,9 @@ import adyen from "@adyen/api-library";
 import Mux from "@mux/mux-node";
 import coinbaseCommerce from "coinbase-commerce-node";
 import { signRequest as contentfulSign, verifyRequest as contentfulVerify } from "@contentful/node-apps-toolkit";
+import https from "node:https";
+import { EventEmitter } from "node:events";
+import SNSValidator from "sns-validator";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -2434,8 +2437,134 @@ const DOCS = {
   }
 }
 
+// --------------------------------------------------------------- aws-sns ---
+// Signed with node:crypto (RSA PKCS#1 v1.5 is deterministic), then checked
+// by AWS's sns-validator, whose certificate fetch (https.get) is answered
+// from memory with the fixture's self-signed certificate. The certificate
+// goes in the fixture: the Go test puts it in the certificate cache under
+// the message's SigningCertURL instead of fetching.
+{
+  const sdk = checkedBy("sns-validator");
+  const privateKeyPem = `-----BEGIN PRIVATE KEY-----
+MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQDIygSOLZE+w72v
+i3FQ+WsywbjF2WF0GSW726bhrEg7OzV4aIXoFjAgRbs/sl9FCW9ZnHhVfVwU2fV+
+pGtGWtU9GX9ANaZJa1PvRFohVjcag5kIZRQ+Sk71IRtzcxGVam17kTtRBzCdkCZk
+d9kct7IqgSqa+Nuv4Vz78kEDSAEy1Z6cFpLge4iA/5q+toKL6mGKkJiBLpKchWib
+U0n4Jylno+O7PQ0AjpnMMXitsotapu5E8rVbwKU/XrTc3v91B2qH4B6E2I8rwR7A
+jbpgK3qXQhEnsLLGLMBWmoLQ20hdzN/WNBwMCU5Wvdr74ZRID+C6Fe6DHiqRNZp2
+LKjPMj7DAgMBAAECggEAGAqxvfEbKu1BdANZ0kzIdv+MJ3XZEzou8vig2Z+z1xJx
+W2qvMfQfghW8udVFTrJhA1VWxpcSj1VDwwyz4uzdtd8CMMbbvinG7JIoypoUp1eU
+23+i4LcsD3I4jmZ7ogI9fBC5OKwIOFg6HfMzFhsGucvVNVDRQ+oo+eqZZJJawQ0Y
+XxtSHafUlTDLKsMoCwshAhYI1CNsgpikLCIsvwav3t3nEcjzXPsJKwG9J07l6mW3
+dY87fJ4pCG+rdw9e8dj0yHRrzf8bzlBLZvc0iW3oikERi7yZdNajDAgrISQgIo3l
+oqQSXvY8r2XFYlfFQt0xRUlOtpQMJMl3lp0HtoPCYQKBgQDbYZNcKpEPF9TZ6oAU
+P7y8KjJuJb9xT0ppXFI1mKpQWjj5D3aSpDUpvTT51jlErbhLVbSFrOd+9mViRfib
+rUfHHK4EQ/BDwuclhmjKA+l5pYlKIYFg7t3+BOKHQXufOPcnK/l6QWMe56ovfZUf
+MWBxzWJfOmlt9XrV5SZJaVKfYQKBgQDqTft7n16cU+7tRrs8S8JsL7KwirJqhh1x
+SFWBy7C2GEh8JI0jRnZkNaBKodFUbAjohZNPRcqKUM1kqSF99tPAc20p9Xlz4v1V
+5VTMEAkQ9l33X2pgtVloqkBJxQULzTPM8y8kjimCwpgAl8GMtt3tiqImWB4PH5Kh
+BrsqWeFEowKBgQCWYjv+uRs5CnAZdZuYxdxd7FsnkG68gMsUkHm2TdGqRT661HPG
+sBPVaeMvxD77qk4kLjsSS2VhbgwvoqF6Lf1/K1TKjbvc53VGDu40VRwuDGChVXh3
+9yZr4/NZHnVcv1MFIirhOIN3Av1xkpevi0x+lnjxqHvvKZCroWpudmlx4QKBgH2c
+5ykkjLVkriAZHoI533ber37ELNi9JAW6kNTwHcHSDPI5Kk1yFkCtG01HqZEIBlKa
+YhpKwUYcAbFolyMP9AAmIa0wBDfjxouJUkfAhQvJ+SCIz+Ae+VsKg0LJVGY6Uf4b
+lfeUG58VsiYHNeW5mAskmr/R1/OlqpeXozoWS5XfAoGAWYqAybrfR3YVXNvCD2O3
++pYymfkxrpgl2xIl/wI++q2Q/+LOggy2HOKaDAGTEUeoCZ1PkhBzHOc2L4ErZ+yD
++wR4XUti2VpcE9MM4fx+AmKVil5oVSjypGpViPUxe+xaaujma7mAHLc2rMP+QDXn
+PmG8bXNlV1dukB1AqLTOCS4=
+-----END PRIVATE KEY-----
+`;
+  const certificatePem = `-----BEGIN CERTIFICATE-----
+MIIC7jCCAdagAwIBAgIEATUlBTANBgkqhkiG9w0BAQsFADA5MTcwNQYDVQQDEy5z
+bnMudXMtZWFzdC0xLmFtYXpvbmF3cy5jb20gKGhvb2tnYXRlIGZpeHR1cmUpMB4X
+DTI2MDEwMTAwMDAwMFoXDTM2MDEwMTAwMDAwMFowOTE3MDUGA1UEAxMuc25zLnVz
+LWVhc3QtMS5hbWF6b25hd3MuY29tIChob29rZ2F0ZSBmaXh0dXJlKTCCASIwDQYJ
+KoZIhvcNAQEBBQADggEPADCCAQoCggEBAMjKBI4tkT7Dva+LcVD5azLBuMXZYXQZ
+JbvbpuGsSDs7NXhohegWMCBFuz+yX0UJb1mceFV9XBTZ9X6ka0Za1T0Zf0A1pklr
+U+9EWiFWNxqDmQhlFD5KTvUhG3NzEZVqbXuRO1EHMJ2QJmR32Ry3siqBKpr426/h
+XPvyQQNIATLVnpwWkuB7iID/mr62govqYYqQmIEukpyFaJtTSfgnKWej47s9DQCO
+mcwxeK2yi1qm7kTytVvApT9etNze/3UHaofgHoTYjyvBHsCNumArepdCESewssYs
+wFaagtDbSF3M39Y0HAwJTla92vvhlEgP4LoV7oMeKpE1mnYsqM8yPsMCAwEAATAN
+BgkqhkiG9w0BAQsFAAOCAQEAk7H0Z72VpOB+2CASobsCPjrQO7/22hVouMXCgucd
+lsG9Hj1wOFUjICsRBzi3Wkp2OwfZpaWPkTLldk2Nka05v5gAekXZX8V6uf2P7JdU
+ri1U6IBHoyPgCusaGBy74ruFoEOYA3WsKPuOeGv+l2++8ktLZ4XodgFY3ECNjfFN
+DfMygV2mz4G2kK7oPaDZFkmtiYDRtVB1zE+mdkG3TZE53tGAVKemV9cRL19Eyyhb
+m3pmU+oyzDmwahc63d9tU95NtSh3uctR7zy92jYzyqqO6RFa8n+lElInkqzmMD1u
+8wPhfe2gyfGSouSJsTnDDDNq57wgjc/5tl67kWUzRLwElw==
+-----END CERTIFICATE-----
+`;
+  const certURL = "https://sns.us-east-1.amazonaws.com/SimpleNotificationService-9c6465fa7f48f5cacd23014631ec1136.pem";
+  const topic = "arn:aws:sns:us-east-1:123456789012:hookgate-orders";
+  const realGet = https.get;
+  https.get = (url, cb) => {
+    assert.equal(String(url), certURL);
+    const req = new EventEmitter();
+    const res = new EventEmitter();
+    res.statusCode = 200;
+    process.nextTick(() => {
+      cb(res);
+      res.emit("data", Buffer.from(certificatePem));
+      res.emit("end");
+    });
+    return req;
+  };
+  const signed = { Notification: ["Message", "MessageId", "Subject", "Timestamp", "TopicArn", "Type"], SubscriptionConfirmation: ["Message", "MessageId", "SubscribeURL", "Timestamp", "Token", "TopicArn", "Type"] };
+  const iso = new Date(TS * 1000 + 123).toISOString();
+  const cases = [
+    [{ Type: "Notification", MessageId: "22b80b92-fdea-4c2c-8f9d-bdfb0c7bf324", TopicArn: topic, Subject: "Order shipped", Message: compact({ order_id: "o-1001", status: "shipped" }), Timestamp: iso, UnsubscribeURL: "https://sns.us-east-1.amazonaws.com/?Action=Unsubscribe&SubscriptionArn=" + topic + ":c9135db0-26c4-47ec-8998-413945fb5a96" }, "1", "SNS Notification, SignatureVersion 1 (SHA1withRSA)"],
+    [{ Type: "Notification", MessageId: "da41e39f-ea4d-435a-b922-c6aae3915ebe", TopicArn: topic, Message: "hello from SNS, with no Subject\nand a newline", Timestamp: iso, UnsubscribeURL: "https://sns.us-east-1.amazonaws.com/?Action=Unsubscribe&SubscriptionArn=" + topic + ":c9135db0-26c4-47ec-8998-413945fb5a96" }, "2", "SNS Notification without Subject, SignatureVersion 2 (SHA256withRSA)"],
+    [{ Type: "SubscriptionConfirmation", MessageId: "165545c9-2a5c-472c-8df2-7ff2be2b3b1b", Token: "2336412f37fb687f5d51e6e241d09c805a5a57b30d712f794cc5f6a988666d92768dd60a747ba6f3beb71854e285d6ad02428b09ceece29417f1f02d609c582afbacc99c583a916b9981dd2728f4ae6fdb82efd087cc3b7849e05798d2d2785c03b0879594eeac82c01f235d0e717736", TopicArn: topic, Message: "You have chosen to subscribe to the topic " + topic + ".\nTo confirm the subscription, visit the SubscribeURL included in this message.", SubscribeURL: "https://sns.us-east-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=" + topic + "&Token=2336412f37", Timestamp: iso }, "2", "SNS SubscriptionConfirmation, SignatureVersion 2"],
+  ];
+  for (const [msg, version, note] of cases) {
+    let canonical = "";
+    for (const k of signed[msg.Type]) if (k in msg) canonical += `${k}\n${msg[k]}\n`;
+    const sig = crypto.sign(version === "1" ? "sha1" : "sha256", Buffer.from(canonical), privateKeyPem);
+    const body = { ...msg, SignatureVersion: version, Signature: sig.toString("base64"), SigningCertURL: certURL };
+    await new Promise((resolve, reject) => new SNSValidator().validate(compact(body), (err) => (err ? reject(err) : resolve())));
+    fixtures.push({
+      provider: "aws-sns",
+      sdk,
+      secret: topic,
+      signing_key: privateKeyPem,
+      certificate: certificatePem,
+      payload: compact(body),
+      headers: { "Content-Type": "text/plain; charset=UTF-8", "x-amz-sns-message-type": msg.Type, "x-amz-sns-message-id": msg.MessageId, "x-amz-sns-topic-arn": topic },
+      timestamp: TS,
+      note,
+    });
+  }
+  https.get = realGet;
+}
+
+// --------------------------------------------------------------------- x ---
+// X publishes no SDK that signs or verifies: node:crypto per the docs.
+{
+  const sdk = perDocs("https://docs.x.com/x-api/webhooks/introduction");
+  const secret = "hookgate-x-consumer-secret-0123456789abcdef";
+  const payloads = [
+    [compact({ for_user_id: "2244994945", tweet_create_events: [{ id_str: "1874999999999999999", text: "Hookgate says hi \u2728", user: { id_str: "2244994945", screen_name: "XDevelopers" }, timestamp_ms: String(TS_MS) }] }), "X Account Activity tweet_create_events"],
+    [compact({ for_user_id: "2244994945", follow_events: [{ type: "follow", created_timestamp: String(TS_MS), target: { id: "2244994945" }, source: { id: "3001" } }] }), "X Account Activity follow_events"],
+  ];
+  for (const [payload, note] of payloads) {
+    fixtures.push({ provider: "x", sdk, secret, payload, headers: { "Content-Type": "application/json", "x-twitter-webhooks-signature": "sha256=" + hmac("sha256", secret, payload, "base64") }, timestamp: TS, note });
+  }
+  const crcToken = "9b4507b3-9040-4669-9ca3-6b94edb50553";
+  fixtures.push({
+    provider: "x",
+    sdk,
+    secret,
+    payload: "",
+    method: "GET",
+    url: urlFor("x", "?crc_token=" + crcToken + "&nonce=MTc2NzIyNTYwMA"),
+    headers: {},
+    timestamp: TS,
+    note: "X CRC challenge (GET with crc_token), unsigned",
+    expect_handshake_response: { response_token: "sha256=" + hmac("sha256", secret, crcToken, "base64") },
+  });
+}
+
 // ------------------------------------------------------- output & checks ---
-const ORDER = ["provider", "sdk", "secret", "signing_key", "payload", "method", "url", "headers", "timestamp", "note", "expect_handshake_response"];
+const ORDER = ["provider", "sdk", "secret", "signing_key", "certificate", "payload", "method", "url", "headers", "timestamp", "note", "expect_handshake_response"];
 const out = fixtures.map((f) => {
   const g = { ...f, method: f.method ?? "POST", url: f.url ?? urlFor(f.provider) };
   const extra = Object.keys(g).filter((k) => !ORDER.includes(k));
