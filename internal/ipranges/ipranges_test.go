@@ -223,3 +223,30 @@ func TestFeedURLOverride(t *testing.T) {
 		t.Errorf("with the variable: %s", got)
 	}
 }
+
+// BenchmarkContains checks an address against every bundled range and a
+// CIDR, the worst case: the address is in none of them, so every prefix is
+// read. Compare with the request path's own cost (BenchmarkIngest in
+// internal/ingest) to see what an allowlist adds to a request.
+func BenchmarkContains(b *testing.B) {
+	reg := Default()
+	set, err := reg.Compile(append(reg.Names(), "10.0.0.0/8"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	miss, hit := netip.MustParseAddr("203.0.113.250"), netip.MustParseAddr("10.1.2.3")
+	b.Run("refused", func(b *testing.B) {
+		for b.Loop() {
+			if set.Contains(miss) {
+				b.Fatal("contains an address outside every range")
+			}
+		}
+	})
+	b.Run("allowed", func(b *testing.B) {
+		for b.Loop() {
+			if !set.Contains(hit) {
+				b.Fatal("misses an address in the CIDR")
+			}
+		}
+	})
+}
