@@ -76,6 +76,8 @@ type Config struct {
 	AllowIPs AllowIPs
 	// IPRanges says how the named ranges in allow_ips are kept current.
 	IPRanges IPRanges
+	// Alerts are the alert targets, in file order.
+	Alerts []*Alert
 
 	// paths names the JSON path at each position, for a JSON configuration.
 	paths map[Pos]string
@@ -607,6 +609,7 @@ func (p *parser) root(n *yaml.Node) {
 		"sources":   func(_, v *yaml.Node) { sourcesNode = v },
 		"allow_ips": func(k, v *yaml.Node) { cfg.AllowIPs = p.allowIPs(k, v, "allow_ips") },
 		"ip_ranges": func(k, v *yaml.Node) { p.ipRanges(k, v) },
+		"alerts":    func(_, v *yaml.Node) { p.alerts(v) },
 		"claim": func(_, v *yaml.Node) {
 			cfg.ClaimSet, cfg.ClaimPos = true, pos(v)
 			cfg.Claim = p.strList(v, "claim")
@@ -1083,6 +1086,7 @@ func (p *parser) setHeaders(n *yaml.Node, what string) map[string]string {
 // check validates references across sections.
 func (p *parser) check() {
 	p.checkJetStream()
+	p.checkReserved()
 	paths := map[string]string{}
 	for _, src := range p.cfg.Sources {
 		if other, dup := paths[src.Path]; dup {

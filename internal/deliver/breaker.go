@@ -85,12 +85,13 @@ func (b *breaker) release() {
 	b.mu.Unlock()
 }
 
-// record counts an attempt's outcome.
-func (b *breaker) record(now time.Time, ok bool) {
+// record counts an attempt's outcome and reports whether it opened the
+// breaker from closed.
+func (b *breaker) record(now time.Time, ok bool) (opened bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.policy.FailureRatio == 0 {
-		return
+		return false
 	}
 	if b.state == BreakerHalfOpen {
 		b.probing = false
@@ -103,7 +104,7 @@ func (b *breaker) record(now time.Time, ok bool) {
 		} else {
 			b.state, b.openedAt = BreakerOpen, now
 		}
-		return
+		return false
 	}
 	width := max(b.policy.Window/breakerBuckets, time.Millisecond)
 	slot := now.Truncate(width)
@@ -117,7 +118,7 @@ func (b *breaker) record(now time.Time, ok bool) {
 		b.buckets[i].fails++
 	}
 	if b.state != BreakerClosed {
-		return
+		return false
 	}
 	total, fails := 0, 0
 	for _, bk := range b.buckets {
@@ -128,7 +129,9 @@ func (b *breaker) record(now time.Time, ok bool) {
 	}
 	if total >= b.policy.MinRequests && float64(fails) >= b.policy.FailureRatio*float64(total) {
 		b.state, b.openedAt = BreakerOpen, now
+		return true
 	}
+	return false
 }
 
 // State returns the breaker's state.

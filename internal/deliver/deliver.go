@@ -53,6 +53,10 @@ type Upstream struct {
 	// the event arrived on (which X-Forwarded-Host still carries): a forward
 	// proxy takes a plain-http request to the host its Host names.
 	HostFromURL bool
+	// ExactURL sends every request to URL as it is, without the event's
+	// path and query: an alert target's URL is the whole address (and its
+	// path may be its credential, as a Slack webhook's is).
+	ExactURL bool
 }
 
 // RetryPolicy says how failed attempts are retried.
@@ -132,6 +136,12 @@ type Options struct {
 	// OnAttempt, when set, is told each attempt's upstream, outcome
 	// (delivered, retry, dead) and duration, for metrics.
 	OnAttempt func(upstream, outcome string, took time.Duration)
+	// OnDead, when set, is told of each delivery that went dead, once its
+	// outcome is recorded, with the reason; it must not block.
+	OnDead func(upstream string, ev *store.Event, reason string)
+	// OnBreakerOpen, when set, is told when an upstream's breaker opens
+	// from closed (not when a failed probe keeps it open); it must not block.
+	OnBreakerOpen func(upstream string)
 	// Sweeper, when set, deletes finished events past the retention; a
 	// store whose data expires by itself needs none.
 	Sweeper store.Sweeper
@@ -147,6 +157,8 @@ type Engine struct {
 	jitter    func() float64
 	grace     time.Duration
 	onAttempt func(upstream, outcome string, took time.Duration)
+	onDead    func(upstream string, ev *store.Event, reason string)
+	onOpen    func(upstream string)
 
 	ctx    context.Context // canceled when Stop's grace runs out
 	cancel context.CancelFunc
@@ -182,6 +194,7 @@ func New(q store.Queue, opts Options) *Engine {
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{
 		store: q, sweep: opts.Sweeper, log: opts.Logger, now: opts.Now, jitter: opts.Jitter, grace: opts.StopGrace, onAttempt: opts.OnAttempt,
+		onDead: opts.OnDead, onOpen: opts.OnBreakerOpen,
 		ctx: ctx, cancel: cancel, lanes: map[string]*lane{}, sweeperDone: make(chan struct{}),
 	}
 	if e.sweep == nil {
@@ -625,7 +638,10 @@ func (l *lane) attempt(cfg Upstream, t store.Task) {
 	outcome.Attempt = attempt
 	// Only failures the upstream causes count against it: a 4xx answer is
 	// the upstream working as designed.
-	l.breaker.record(l.e.now(), err == nil && attempt.Status < 500 && attempt.Status != http.StatusTooManyRequests)
+	opened := l.breaker.record(l.e.now(), err == nil && attempt.Status < 500 && attempt.Status != http.StatusTooManyRequests)
+	if opened && l.e.onOpen != nil {
+		l.e.onOpen(l.name)
+	}
 	fields := []zap.Field{
 		zap.String("event_id", t.Event.ID.String()), zap.String("upstream", l.name),
 		zap.Int("attempt", n), zap.Int("status", attempt.Status), zap.Duration("duration", attempt.Duration),
@@ -656,6 +672,10 @@ func (l *lane) attempt(cfg Upstream, t store.Task) {
 		case <-l.stop:
 		}
 		l.e.store.Release(t.Delivery.Key)
+		return
+	}
+	if outcome.Next == store.StateDead && l.e.onDead != nil {
+		l.e.onDead(l.name, t.Event, attempt.Error)
 	}
 }
 
@@ -755,6 +775,9 @@ func buildRequest(ctx context.Context, cfg Upstream, t store.Task, attempt int) 
 		target.RawQuery = ev.RawQuery
 	case ev.RawQuery != "":
 		target.RawQuery = cfg.URL.RawQuery + "&" + ev.RawQuery
+	}
+	if cfg.ExactURL {
+		target = *cfg.URL
 	}
 	body := ev.Body
 	if d.Transformed {
