@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/hookgate/hookgate/internal/alert"
 )
 
 // Alert defaults.
@@ -26,14 +28,14 @@ const (
 // source AlertSource and delivered to upstreams named AlertUpstreamPrefix
 // followed by the alert's name.
 const (
-	AlertSource         = "hookgate-alerts"
-	AlertUpstreamPrefix = "alert:"
+	AlertSource         = alert.Source
+	AlertUpstreamPrefix = alert.UpstreamPrefix
 )
 
 // Alert formats.
 const (
-	AlertFormatJSON  = "json"
-	AlertFormatSlack = "slack"
+	AlertFormatJSON  = alert.FormatJSON
+	AlertFormatSlack = alert.FormatSlack
 )
 
 // Alert is one alert target (alerts:): where alerts go, in which format,

@@ -1,0 +1,131 @@
+// Package alert raises operators' alerts: a dead delivery, an upstream's
+// breaker opening, an upstream whose oldest pending delivery is too old, a
+// source refusing too large a share of its requests.
+//
+// An alert is not sent from where it is noticed. It is stored as an event of
+// the reserved source Source, whose body is the alert as its target wants it
+// (JSON or Slack), with one delivery to the target's internal upstream
+// (Upstream(name)). The delivery engine then sends it like any other event:
+// retries, the dead state, replay and the admin listing apply unchanged, and
+// no request or delivery path waits for it. An alert carries ids, names and
+// reasons only: never a body, a header, a secret or a signature.
+package alert
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Source is the reserved source alerts are stored under; no configuration
+// may name a source so.
+const Source = "hookgate-alerts"
+
+// UpstreamPrefix starts the name of every alert target's internal upstream;
+// no configuration may name an upstream so.
+const UpstreamPrefix = "alert:"
+
+// Upstream names the internal upstream that delivers the alerts of target name.
+func Upstream(name string) string { return UpstreamPrefix + name }
+
+// Internal reports whether an upstream is an alert target's: its own dead
+// deliveries and breaker raise no alerts, so a broken alert target cannot
+// feed itself.
+func Internal(upstream string) bool { return strings.HasPrefix(upstream, UpstreamPrefix) }
+
+// Kind is what an alert is about.
+type Kind string
+
+// Alert kinds, as the configuration's on: keys name them.
+const (
+	KindDead          Kind = "dead"
+	KindBreakerOpen   Kind = "breaker_open"
+	KindOldestPending Kind = "oldest_pending"
+	KindRejected      Kind = "rejected"
+)
+
+// Formats of an alert's body.
+const (
+	FormatJSON  = "json"
+	FormatSlack = "slack"
+)
+
+// Rule is one alert target as it runs: its name, format, conditions and
+// how often the same alert may repeat.
+type Rule struct {
+	// Name names the target; its alerts go to Upstream(Name).
+	Name string
+	// Format is FormatJSON or FormatSlack.
+	Format string
+	// Dead and BreakerOpen turn those conditions on.
+	Dead, BreakerOpen bool
+	// OldestPending, when set, is the age past which an upstream's oldest
+	// pending delivery raises an alert.
+	OldestPending time.Duration
+	// Rejected, when set, is the refused share of a source's requests that
+	// raises an alert.
+	Rejected *Rejected
+	// Repeat is the least time between two alerts of the same kind about
+	// the same source and upstream.
+	Repeat time.Duration
+}
+
+// Rejected is the rejected condition: at least Ratio of a source's requests
+// in the last Window refused, once at least Min requests arrived in it.
+type Rejected struct {
+	Ratio  float64
+	Min    int
+	Window time.Duration
+}
+
+// Alert is one alert, as the json format posts it.
+type Alert struct {
+	Kind     Kind      `json:"alert"`
+	Source   string    `json:"source,omitempty"`
+	Upstream string    `json:"upstream,omitempty"`
+	EventID  string    `json:"event_id,omitempty"`
+	Message  string    `json:"message"`
+	At       time.Time `json:"at"`
+}
+
+// Body is the alert as format posts it: the Alert itself for json, a
+// readable one-liner in {"text": …} for slack.
+func (a Alert) Body(format string) []byte {
+	var v any = a
+	if format == FormatSlack {
+		v = struct {
+			Text string `json:"text"`
+		}{"Hookgate " + strings.ReplaceAll(string(a.Kind), "_", " ") + ": " + a.Message}
+	}
+	b, _ := json.Marshal(v) // strings and a time: it cannot fail
+	return b
+}
+
+// key is what repeat suppression tells alerts apart by.
+func (a Alert) key(rule string) string {
+	return rule + "\x00" + string(a.Kind) + "\x00" + a.Source + "\x00" + a.Upstream
+}
+
+func deadAlert(upstream, source, eventID, reason string, at time.Time) Alert {
+	msg := fmt.Sprintf("delivery of event %s from source %s to upstream %s is dead", eventID, source, upstream)
+	if reason != "" {
+		msg += ": " + reason
+	}
+	return Alert{Kind: KindDead, Source: source, Upstream: upstream, EventID: eventID, Message: msg, At: at}
+}
+
+func breakerAlert(upstream string, at time.Time) Alert {
+	return Alert{Kind: KindBreakerOpen, Upstream: upstream, At: at,
+		Message: fmt.Sprintf("the circuit breaker of upstream %s opened: its deliveries wait until it recovers", upstream)}
+}
+
+func oldestAlert(upstream string, age, limit time.Duration, at time.Time) Alert {
+	return Alert{Kind: KindOldestPending, Upstream: upstream, At: at,
+		Message: fmt.Sprintf("the oldest pending delivery to upstream %s is %s old (alert past %s)", upstream, age.Round(time.Second), limit)}
+}
+
+func rejectedAlert(source string, refused, total int, window time.Duration, at time.Time) Alert {
+	return Alert{Kind: KindRejected, Source: source, At: at,
+		Message: fmt.Sprintf("source %s refused %d of %d requests (%.0f%%) in the last %s", source, refused, total, 100*float64(refused)/float64(total), window)}
+}

@@ -1,0 +1,370 @@
+package alert
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/hookgate/hookgate/internal/store"
+)
+
+// Ingester is where alerts are stored: the store the engine delivers from.
+type Ingester interface {
+	Ingest(ctx context.Context, e *store.NewEvent) (store.IngestResult, error)
+}
+
+// Options configure a Manager.
+type Options struct {
+	// Store is where alerts are stored for delivery.
+	Store Ingester
+	// Oldest returns, by upstream, the receive time of the oldest event
+	// with a pending delivery to it; nil turns oldest_pending off.
+	Oldest func() (map[string]time.Time, error)
+	Logger *zap.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// CheckEvery, when set, is how often oldest_pending is checked;
+	// otherwise a quarter of the shortest oldest_pending, within
+	// [MinCheck, MaxCheck].
+	CheckEvery time.Duration
+}
+
+// Bounds of the oldest_pending check interval: often enough to alert near
+// the configured age, rarely enough that the store's scan stays cheap.
+const (
+	MinCheck = time.Second
+	MaxCheck = 30 * time.Second
+)
+
+// queueSize bounds the alerts noticed but not yet stored; repeat
+// suppression keeps it far from full.
+const queueSize = 256
+
+// Manager watches one store's gateway and stores the alerts its running
+// rules raise. One manager exists per store, like the delivery engine, so
+// repeat suppression and windows survive a reload.
+type Manager struct {
+	ingest     Ingester
+	oldest     func() (map[string]time.Time, error)
+	log        *zap.Logger
+	now        func() time.Time
+	checkEvery time.Duration
+
+	// rejectedOn lets Observe, on the request path, return at once when no
+	// rule counts refusals.
+	rejectedOn atomic.Bool
+
+	mu          sync.Mutex
+	generations []generation
+	rules       []Rule
+	last        map[string]time.Time // by Alert.key: when last raised
+	windows     map[string]*window   // by rule, window and source
+	stopped     bool
+
+	queue chan raised
+	wake  chan struct{}
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+type generation struct {
+	owner any
+	rules []Rule
+}
+
+type raised struct {
+	rule  Rule
+	alert Alert
+}
+
+// New starts a manager; it raises nothing until Activate.
+func New(opts Options) *Manager {
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	m := &Manager{
+		ingest: opts.Store, oldest: opts.Oldest, log: opts.Logger, now: opts.Now, checkEvery: opts.CheckEvery,
+		last: map[string]time.Time{}, windows: map[string]*window{},
+		queue: make(chan raised, queueSize), wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	go m.run()
+	return m
+}
+
+// Activate makes owner's rules the running ones. The most recent active
+// owner wins; Deactivate falls back to the one before, as the engine does.
+func (m *Manager) Activate(owner any, rules []Rule) {
+	m.mu.Lock()
+	m.removeGeneration(owner)
+	m.generations = append(m.generations, generation{owner: owner, rules: rules})
+	m.apply()
+	m.mu.Unlock()
+	m.poke()
+}
+
+// Deactivate withdraws owner's rules.
+func (m *Manager) Deactivate(owner any) {
+	m.mu.Lock()
+	m.removeGeneration(owner)
+	m.apply()
+	m.mu.Unlock()
+	m.poke()
+}
+
+func (m *Manager) removeGeneration(owner any) {
+	for i, g := range m.generations {
+		if g.owner == owner {
+			m.generations = append(m.generations[:i], m.generations[i+1:]...)
+			return
+		}
+	}
+}
+
+// apply sets the running rules. Called with m.mu held.
+func (m *Manager) apply() {
+	m.rules = nil
+	if n := len(m.generations); n > 0 {
+		m.rules = m.generations[n-1].rules
+	}
+	on := false
+	for _, r := range m.rules {
+		on = on || r.Rejected != nil
+	}
+	m.rejectedOn.Store(on)
+}
+
+func (m *Manager) poke() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Stop stops checking and storing; alerts not yet stored are dropped.
+func (m *Manager) Stop() {
+	m.mu.Lock()
+	if m.stopped {
+		m.mu.Unlock()
+		return
+	}
+	m.stopped = true
+	m.mu.Unlock()
+	close(m.stop)
+	<-m.done
+}
+
+// Dead is told of a delivery that went dead (deliver.Options.OnDead).
+func (m *Manager) Dead(upstream string, ev *store.Event, reason string) {
+	if Internal(upstream) || ev.Source == Source {
+		return // an alert that could not be delivered raises none
+	}
+	a := deadAlert(upstream, ev.Source, ev.ID.String(), reason, m.now())
+	m.raise(a, func(r Rule) bool { return r.Dead })
+}
+
+// BreakerOpened is told of an upstream's breaker opening
+// (deliver.Options.OnBreakerOpen).
+func (m *Manager) BreakerOpened(upstream string) {
+	if Internal(upstream) {
+		return
+	}
+	m.raise(breakerAlert(upstream, m.now()), func(r Rule) bool { return r.BreakerOpen })
+}
+
+// Observe counts a request's outcome for the rejected condition; it
+// implements the ingest pipeline's Observer and runs on the request path,
+// so it only counts and, rarely, queues an alert.
+func (m *Manager) Observe(source, outcome string, _ time.Duration) {
+	if !m.rejectedOn.Load() || source == Source {
+		return
+	}
+	refused := strings.HasPrefix(outcome, "rejected_")
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range m.rules {
+		if r.Rejected == nil {
+			continue
+		}
+		key := r.Name + "\x00" + r.Rejected.Window.String() + "\x00" + source
+		w := m.windows[key]
+		if w == nil {
+			w = &window{}
+			m.windows[key] = w
+		}
+		total, bad := w.add(now, r.Rejected.Window, refused)
+		if total >= r.Rejected.Min && float64(bad) >= r.Rejected.Ratio*float64(total) {
+			m.raiseLocked(r, rejectedAlert(source, bad, total, r.Rejected.Window, now))
+		}
+	}
+}
+
+// CheckPending raises oldest_pending alerts for the upstreams whose oldest
+// pending delivery is too old. The manager runs it on its own; tests call it.
+func (m *Manager) CheckPending() {
+	m.mu.Lock()
+	rules := m.rules
+	m.mu.Unlock()
+	if m.oldest == nil || !anyOldest(rules) {
+		return
+	}
+	oldest, err := m.oldest()
+	if err != nil {
+		m.log.Error("reading the oldest pending deliveries for alerts", zap.Error(err))
+		return
+	}
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for upstream, t := range oldest {
+		if Internal(upstream) {
+			continue
+		}
+		age := now.Sub(t)
+		for _, r := range m.rules {
+			if r.OldestPending > 0 && age > r.OldestPending {
+				m.raiseLocked(r, oldestAlert(upstream, age, r.OldestPending, now))
+			}
+		}
+	}
+}
+
+func anyOldest(rules []Rule) bool {
+	for _, r := range rules {
+		if r.OldestPending > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// raise queues a for every running rule that wants it.
+func (m *Manager) raise(a Alert, wants func(Rule) bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range m.rules {
+		if wants(r) {
+			m.raiseLocked(r, a)
+		}
+	}
+}
+
+// raiseLocked queues an alert for rule r unless the same one went out less
+// than r.Repeat ago. Called with m.mu held; it never blocks.
+func (m *Manager) raiseLocked(r Rule, a Alert) {
+	if m.stopped {
+		return
+	}
+	key := a.key(r.Name)
+	if last, ok := m.last[key]; ok && a.At.Sub(last) < r.Repeat && a.At.Sub(last) >= 0 {
+		return
+	}
+	select {
+	case m.queue <- raised{rule: r, alert: a}:
+		m.last[key] = a.At
+	default:
+		m.log.Warn("alert dropped: too many waiting to be stored", zap.String("alert", string(a.Kind)), zap.String("target", r.Name))
+	}
+}
+
+// run stores queued alerts and checks oldest_pending periodically.
+func (m *Manager) run() {
+	defer close(m.done)
+	timer := time.NewTimer(m.interval())
+	defer timer.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case r := <-m.queue:
+			m.store(r)
+		case <-m.wake:
+			timer.Reset(m.interval())
+		case <-timer.C:
+			m.CheckPending()
+			timer.Reset(m.interval())
+		}
+	}
+}
+
+// interval is how long to wait before the next oldest_pending check.
+func (m *Manager) interval() time.Duration {
+	if m.checkEvery > 0 {
+		return m.checkEvery
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	every := MaxCheck
+	for _, r := range m.rules {
+		if r.OldestPending > 0 {
+			every = min(every, r.OldestPending/4)
+		}
+	}
+	return max(every, MinCheck)
+}
+
+// storeTimeout bounds one alert's write.
+const storeTimeout = 10 * time.Second
+
+// store writes an alert as an event with one delivery, to its target's
+// upstream, which the engine then delivers.
+func (m *Manager) store(r raised) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	ne := &store.NewEvent{
+		Event: &store.Event{
+			Source: Source, ReceivedAt: m.now(), Method: http.MethodPost, Path: "/",
+			Header: http.Header{"Content-Type": {"application/json"}, "User-Agent": {"Hookgate-Alerts"}},
+			Body:   r.alert.Body(r.rule.Format),
+		},
+		Targets: []store.Target{{Upstream: Upstream(r.rule.Name), Route: string(r.alert.Kind)}},
+	}
+	res, err := m.ingest.Ingest(ctx, ne)
+	fields := []zap.Field{zap.String("alert", string(r.alert.Kind)), zap.String("target", r.rule.Name),
+		zap.String("source", r.alert.Source), zap.String("upstream", r.alert.Upstream)}
+	if err != nil {
+		m.log.Error("storing an alert", append(fields, zap.Error(err))...)
+		return
+	}
+	m.log.Info("alert raised", append(fields, zap.String("alert_event_id", res.ID.String()))...)
+}
+
+// buckets divide a rejected window, as the breaker's divide its own.
+const buckets = 10
+
+// window counts a source's requests and refusals over a sliding window.
+type window struct {
+	b [buckets]struct {
+		start        time.Time
+		total, fails int
+	}
+}
+
+// add counts one request at now and returns the window's totals.
+func (w *window) add(now time.Time, span time.Duration, refused bool) (total, fails int) {
+	width := max(span/buckets, time.Millisecond)
+	slot := now.Truncate(width)
+	i := int(slot.UnixNano()/int64(width)) % buckets
+	if !w.b[i].start.Equal(slot) {
+		w.b[i].start, w.b[i].total, w.b[i].fails = slot, 0, 0
+	}
+	w.b[i].total++
+	if refused {
+		w.b[i].fails++
+	}
+	for _, bk := range w.b {
+		if age := now.Sub(bk.start); age >= 0 && age < span {
+			total += bk.total
+			fails += bk.fails
+		}
+	}
+	return total, fails
+}
