@@ -7,8 +7,10 @@ package assemble
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"time"
 
+	"github.com/hookgate/hookgate/internal/alert"
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/deliver"
 	"github.com/hookgate/hookgate/internal/ingest"
@@ -28,6 +30,9 @@ type Parts struct {
 	// transport settings is reached through, as JSON; the Caddy glue loads
 	// it into Upstream.Transport.
 	Transports map[string]json.RawMessage
+	// Alerts are the alert targets' rules; each target's internal upstream
+	// (alert.Upstream(name)) is among Upstreams.
+	Alerts []alert.Rule
 	// IPRangesRefresh is how often the named ranges the sources' allow_ips
 	// use are fetched anew: zero when no source uses one or refresh is off.
 	IPRangesRefresh time.Duration
@@ -85,8 +90,10 @@ func Config(cfg *config.Config) (*Parts, error) {
 	if err != nil {
 		return nil, err
 	}
+	alerts, alertUpstreams := compileAlerts(cfg)
+	maps.Copy(upstreams, alertUpstreams) // config keeps the alert: prefix for these
 	return &Parts{Pipeline: pipeline, Upstreams: upstreams, Retention: cfg.Storage.Retention, Transports: transports,
-		IPRangesRefresh: ipRangesRefresh(cfg, sources)}, nil
+		Alerts: alerts, IPRangesRefresh: ipRangesRefresh(cfg, sources)}, nil
 }
 
 // ipRangesRefresh is the refresh interval when some source names a range,

@@ -1,0 +1,38 @@
+package assemble
+
+import (
+	"github.com/hookgate/hookgate/internal/alert"
+	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/deliver"
+)
+
+// alertConcurrency bounds an alert target's deliveries in flight: alerts
+// are few, and a chat webhook rate-limits bursts.
+const alertConcurrency = 2
+
+// compileAlerts returns the alert rules and, for each target, the internal
+// upstream that delivers its alerts: the target's URL used as it is, the
+// default timeout and retry policy, no breaker, no re-signing.
+func compileAlerts(cfg *config.Config) ([]alert.Rule, map[string]deliver.Upstream) {
+	var rules []alert.Rule
+	upstreams := map[string]deliver.Upstream{}
+	for _, a := range cfg.Alerts {
+		r := alert.Rule{Name: a.Name, Format: a.Format, Dead: a.On.Dead, BreakerOpen: a.On.BreakerOpen,
+			OldestPending: a.On.OldestPending, Repeat: a.Repeat}
+		if rej := a.On.Rejected; rej != nil {
+			r.Rejected = &alert.Rejected{Ratio: rej.Ratio, Min: rej.Min, Window: rej.Window}
+		}
+		rules = append(rules, r)
+		name := alert.Upstream(a.Name)
+		upstreams[name] = deliver.Upstream{
+			Name: name, URL: a.URL, Timeout: config.DefaultTimeout, Concurrency: alertConcurrency, ExactURL: true,
+			Retry: deliver.RetryPolicy{
+				MaxAttempts:     config.DefaultMaxAttempts,
+				InitialInterval: config.DefaultInitialInterval,
+				MaxInterval:     config.DefaultMaxInterval,
+				RetryOn:         deliver.DefaultRetryOn,
+			},
+		}
+	}
+	return rules, upstreams
+}
