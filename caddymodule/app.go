@@ -14,6 +14,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
+	"github.com/hookgate/hookgate/internal/alert"
 	"github.com/hookgate/hookgate/internal/assemble"
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/deliver"
@@ -37,11 +38,13 @@ type storeHandle struct {
 	store  store.Backend
 	backup snapshotter // nil for a store that keeps its own copies
 	engine *deliver.Engine
+	alerts *alert.Manager
 }
 
 // Destruct stops delivery, then closes the store.
 func (s *storeHandle) Destruct() error {
 	s.engine.Stop()
+	s.alerts.Stop() // after the engine, which tells it of dead deliveries
 	return s.store.Close()
 }
 
@@ -99,8 +102,10 @@ func acquireStore(spec storeSpec, logger *zap.Logger) (*storeHandle, error) {
 		if err != nil {
 			return nil, err
 		}
-		engine := deliver.New(st, deliver.Options{Logger: logger.Named("deliver"), OnAttempt: observeAttempt, Sweeper: st.sweeper})
-		return &storeHandle{store: st.Backend, backup: st.backup, engine: engine}, nil
+		alerts := newAlerts(st.Backend, logger)
+		engine := deliver.New(st, deliver.Options{Logger: logger.Named("deliver"), OnAttempt: observeAttempt, Sweeper: st.sweeper,
+			OnDead: alerts.Dead, OnBreakerOpen: alerts.BreakerOpened})
+		return &storeHandle{store: st.Backend, backup: st.backup, engine: engine, alerts: alerts}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("webhook_gateway: %w", err)
@@ -128,6 +133,8 @@ type registration struct {
 	routes    string
 	retention time.Duration
 	pipelines []*ingest.Pipeline
+	alerts    []alert.Rule
+	taps      []*alertTap
 	handle    *storeHandle // set by Start
 }
 
@@ -168,7 +175,7 @@ func (App) CaddyModule() caddy.ModuleInfo {
 // register adds a handler's compiled configuration for its store. Two
 // configurations that share a store must agree on every upstream they both
 // name.
-func (a *App) register(spec storeSpec, parts *assemble.Parts, routes string) error {
+func (a *App) register(spec storeSpec, parts *assemble.Parts, routes string, tap *alertTap) error {
 	pipeline, upstreams, retention := parts.Pipeline, parts.Upstreams, parts.Retention
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -180,10 +187,13 @@ func (a *App) register(spec storeSpec, parts *assemble.Parts, routes string) err
 	}
 	reg, ok := a.regs[spec.key]
 	if !ok {
-		a.regs[spec.key] = &registration{spec: spec, upstreams: upstreams, routes: routes, retention: retention, pipelines: []*ingest.Pipeline{pipeline}}
+		a.regs[spec.key] = &registration{spec: spec, upstreams: upstreams, routes: routes, retention: retention, pipelines: []*ingest.Pipeline{pipeline},
+			alerts: parts.Alerts, taps: []*alertTap{tap}}
 		return nil
 	}
 	reg.pipelines = append(reg.pipelines, pipeline)
+	reg.alerts = mergeAlerts(reg.alerts, parts.Alerts)
+	reg.taps = append(reg.taps, tap)
 	// Configurations sharing a store keep events as long as the longest asks.
 	reg.retention = max(reg.retention, retention)
 	merged := make(map[string]deliver.Upstream, len(reg.upstreams)+len(upstreams))
@@ -219,6 +229,9 @@ func (a *App) Start() error {
 		for _, p := range reg.pipelines {
 			p.Attach(handle.store, a.logger, nil)
 		}
+		for _, tap := range reg.taps {
+			tap.set(handle.alerts)
+		}
 	}
 	liveMu.Lock()
 	defer liveMu.Unlock()
@@ -227,6 +240,7 @@ func (a *App) Start() error {
 		h := reg.handle
 		h.engine.SetRetention(reg.retention)
 		h.engine.Activate(a, reg.upstreams)
+		h.alerts.Activate(a, reg.alerts)
 		live[h.store.Path()] = &liveGateway{owner: a, handle: h, upstreams: reg.upstreams, pipelines: reg.pipelines}
 		a.logger.Info("webhook gateway started", zap.String("storage", h.store.Path()), zap.Int("configurations", len(reg.pipelines)))
 	}
@@ -249,6 +263,7 @@ func (a *App) Stop() error {
 			continue
 		}
 		h.engine.Deactivate(a)
+		h.alerts.Deactivate(a)
 		if g := live[h.store.Path()]; g != nil && g.owner == a {
 			delete(live, h.store.Path())
 		}

@@ -84,13 +84,14 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("webhook_gateway: loading hookgate app: %w", err)
 	}
-	if err := appModule.(*App).register(spec, parts, routesPath); err != nil {
+	tap := new(alertTap) // the store's alert manager counts refusals once the app starts
+	if err := appModule.(*App).register(spec, parts, routesPath, tap); err != nil {
 		return err
 	}
 	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return fmt.Errorf("webhook_gateway: registering metrics: %w", err)
 	}
-	pipeline.Observe(metricsObserver{})
+	pipeline.Observe(observers{metricsObserver{}, tap})
 	pipeline.SetClientIP(clientIP)
 	pipeline.SetTrustedProxy(viaTrustedProxy)
 	h.logger.Info("webhook gateway provisioned",
