@@ -148,7 +148,8 @@ func (m *Manager) poke() {
 	}
 }
 
-// Stop stops checking and storing; alerts not yet stored are dropped.
+// Stop stops raising and checking, and returns once the alerts raised
+// before it are stored.
 func (m *Manager) Stop() {
 	m.mu.Lock()
 	if m.stopped {
@@ -283,6 +284,7 @@ func (m *Manager) run() {
 	for {
 		select {
 		case <-m.stop:
+			m.drain()
 			return
 		case r := <-m.queue:
 			m.store(r)
@@ -291,6 +293,19 @@ func (m *Manager) run() {
 		case <-timer.C:
 			m.CheckPending()
 			timer.Reset(m.interval())
+		}
+	}
+}
+
+// drain stores the alerts raised before Stop: the store closes only after
+// the manager has stopped.
+func (m *Manager) drain() {
+	for {
+		select {
+		case r := <-m.queue:
+			m.store(r)
+		default:
+			return
 		}
 	}
 }
