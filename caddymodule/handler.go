@@ -91,6 +91,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("webhook_gateway: registering metrics: %w", err)
 	}
 	pipeline.Observe(metricsObserver{})
+	initSourceSeries(pipeline.Sources())
 	pipeline.SetClientIP(clientIP)
 	pipeline.SetTrustedProxy(viaTrustedProxy)
 	h.logger.Info("webhook gateway provisioned",

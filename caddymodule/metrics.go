@@ -58,6 +58,16 @@ func registerMetrics(reg prometheus.Registerer) error {
 	return nil
 }
 
+// initSourceSeries makes every configured source's accepted count exist
+// from the start, at 0, so that an alert on a source that stays silent
+// (no increase over hours) also fires for one silent since the process
+// started.
+func initSourceSeries(sources map[string]string) {
+	for _, name := range sources {
+		requestsTotal.WithLabelValues(name, "accepted")
+	}
+}
+
 // metricsObserver feeds the ingest pipeline's outcomes to the collectors.
 type metricsObserver struct{}
 
