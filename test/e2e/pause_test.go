@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
 // upstreamState reads one upstream from GET /hookgate/upstreams.
@@ -167,5 +169,53 @@ sources:
 	}
 	if u := g.upstreamState("legacy"); u["state"] != "running" || u["dead"] != float64(0) {
 		t.Fatalf("after the resume: %v", u)
+	}
+}
+
+// TestInspectorPausesAndResumes clicks the inspector's Pause button in a
+// real headless Chromium: the upstream shows as paused and receives nothing
+// while events are ACKed; Resume delivers them.
+func TestInspectorPausesAndResumes(t *testing.T) {
+	ctx := newBrowser(t)
+	up := newRecorder(t, "", nil)
+	passthrough := newRecorder(t, "", nil)
+	routes := fmt.Sprintf("upstreams:\n  legacy:\n    url: http://%s\nsources:\n  github:\n    path: /webhooks/github\n    provider: github\n    secrets: [gh-e2e-secret-0123456789]\n    default: [legacy]\n", up.addr)
+	dir, port, admin := newGatewayDir(t, routes, passthrough.addr)
+	g := startGateway(t, dir, port, admin)
+	inspectPort := freePort(t)
+	startInspector(t, g.adminPort, inspectPort)
+
+	page := fmt.Sprintf("http://127.0.0.1:%d/hookgate/ui/", inspectPort)
+	row := `tr[data-upstream="legacy"]`
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(page),
+		chromedp.WaitVisible(chromedp.CSS(row+" button.pause")),
+		chromedp.Click(chromedp.CSS(row+" button.pause")),
+		chromedp.WaitVisible(chromedp.CSS(row+" button.resume")),
+	)
+	if err != nil {
+		t.Fatalf("pausing from the inspector: %v", err)
+	}
+	if state, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(row+" .badge"))); err != nil || state != "paused" {
+		t.Fatalf("the paused upstream shows as %q (%v)", state, err)
+	}
+	if u := g.upstreamState("legacy"); u["paused"] != true {
+		t.Fatalf("the button did not pause the upstream: %v", u)
+	}
+	acked := g.ackGitHubEvents(t, "ui-pause", 2)
+	time.Sleep(500 * time.Millisecond)
+	if n := len(up.all()); n != 0 {
+		t.Fatalf("a paused upstream received %d requests", n)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(row+" button.resume")),
+		chromedp.WaitVisible(chromedp.CSS(row+" button.pause")),
+	)
+	if err != nil {
+		t.Fatalf("resuming from the inspector: %v", err)
+	}
+	waitFor(t, "delivered after the resume", 10*time.Second, func() bool { return len(up.byEvent()) == len(acked) })
+	if state, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(row+" .badge"))); err != nil || state != "running" {
+		t.Fatalf("the resumed upstream shows as %q (%v)", state, err)
 	}
 }
