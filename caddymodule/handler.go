@@ -91,9 +91,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("webhook_gateway: registering metrics: %w", err)
 	}
 	pipeline.Observe(metricsObserver{})
-	initSourceSeries(pipeline.Sources())
 	pipeline.SetClientIP(clientIP)
 	pipeline.SetTrustedProxy(viaTrustedProxy)
+	initSourceSeries(pipeline.Sources())
 	h.logger.Info("webhook gateway provisioned",
 		zap.String("routes", routesPath), zap.String("storage", spec.key), zap.Int("sources", len(pipeline.Sources())))
 	return nil
