@@ -74,6 +74,10 @@ func serveAdmin(w http.ResponseWriter, r *http.Request) error {
 		return bulkReplay(w, r, g)
 	case path == "backup" && r.Method == http.MethodGet:
 		return backup(w, r, g)
+	case path == "upstreams" && r.Method == http.MethodGet:
+		return listUpstreams(w, g)
+	case len(parts) == 3 && parts[0] == "upstreams" && (parts[2] == "pause" || parts[2] == "resume") && r.Method == http.MethodPost:
+		return setPaused(w, r, g, parts[1], parts[2] == "pause")
 	case path == "secrets" && r.Method == http.MethodGet:
 		return listSecrets(w, g)
 	case len(parts) == 2 && parts[0] == "secrets" && r.Method == http.MethodDelete:

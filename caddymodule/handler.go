@@ -94,6 +94,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	pipeline.Observe(observers{metricsObserver{}, tap})
 	pipeline.SetClientIP(clientIP)
 	pipeline.SetTrustedProxy(viaTrustedProxy)
+	initSourceSeries(pipeline.Sources())
 	h.logger.Info("webhook gateway provisioned",
 		zap.String("routes", routesPath), zap.String("storage", spec.key), zap.Int("sources", len(pipeline.Sources())))
 	return nil

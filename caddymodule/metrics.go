@@ -36,6 +36,13 @@ var (
 		pending: prometheus.NewDesc("caddy_hookgate_pending_deliveries", "Deliveries waiting, per store file.", []string{"store"}, nil),
 		oldest:  prometheus.NewDesc("caddy_hookgate_oldest_pending_seconds", "Age of the oldest event with a pending delivery, per store file.", []string{"store"}, nil),
 		breaker: prometheus.NewDesc("caddy_hookgate_breaker_open", "1 while an upstream's circuit breaker is open or probing, per store file and upstream.", []string{"store", "upstream"}, nil),
+		upstreams: upstreamDescs{
+			pending: prometheus.NewDesc("caddy_hookgate_upstream_pending_deliveries", "Deliveries waiting, per store and upstream.", []string{"store", "upstream"}, nil),
+			oldest:  prometheus.NewDesc("caddy_hookgate_upstream_oldest_pending_seconds", "Age of the oldest pending delivery, per store and upstream; 0 when none waits.", []string{"store", "upstream"}, nil),
+			dead:    prometheus.NewDesc("caddy_hookgate_dead_deliveries", "Dead deliveries kept (not yet replayed or expired), per store and upstream.", []string{"store", "upstream"}, nil),
+			paused:  prometheus.NewDesc("caddy_hookgate_upstream_paused", "1 while an upstream is paused, per store and upstream.", []string{"store", "upstream"}, nil),
+		},
+		counts: &statsCache{every: statsEvery, byStore: map[string]cachedStats{}},
 	}
 )
 
@@ -49,6 +56,16 @@ func registerMetrics(reg prometheus.Registerer) error {
 		}
 	}
 	return nil
+}
+
+// initSourceSeries makes every configured source's accepted count exist
+// from the start, at 0, so that an alert on a source that stays silent
+// (no increase over hours) also fires for one silent since the process
+// started.
+func initSourceSeries(sources map[string]string) {
+	for _, name := range sources {
+		requestsTotal.WithLabelValues(name, "accepted")
+	}
 }
 
 // metricsObserver feeds the ingest pipeline's outcomes to the collectors.
@@ -92,12 +109,15 @@ func observeAttempt(upstream, outcome string, took time.Duration) {
 // from the live stores at scrape time.
 type liveCollector struct {
 	pending, oldest, breaker *prometheus.Desc
+	upstreams                upstreamDescs
+	counts                   *statsCache
 }
 
 func (c *liveCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.pending
 	ch <- c.oldest
 	ch <- c.breaker
+	c.upstreams.describe(ch)
 }
 
 func (c *liveCollector) Collect(ch chan<- prometheus.Metric) {
@@ -116,5 +136,6 @@ func (c *liveCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 			ch <- prometheus.MustNewConstMetric(c.breaker, prometheus.GaugeValue, open, path, name)
 		}
+		c.upstreams.collect(ch, g, c.counts.of(g))
 	}
 }

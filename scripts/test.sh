@@ -8,6 +8,7 @@
 #   chromium  the event inspector's browser tests (test/e2e/inspector_test.go)
 #   strace    TestStoreUnwritable injects write errors into the live gateway
 #   systemd   systemd-analyze checks examples/systemd/hookgate.service (TestSystemdUnitVerifies)
+#   prometheus  promtool checks and unit-tests examples/prometheus/alerts.yml (TestAlertRulesAndDashboard)
 #   root      TestDiskFull and TestStoreUnwritableAtStartup mount a small tmpfs
 # As root, the missing tools are installed with apt-get. Otherwise the script
 # names what is missing and the command that installs it, and fails: none of
@@ -21,7 +22,7 @@ command -v go >/dev/null 2>&1 || { echo "scripts/test.sh: go is not on PATH (wit
 
 # tool package: the command the tests run and the Debian package that has it.
 missing=()
-for pair in chromium:chromium strace:strace systemd-analyze:systemd mount:mount; do
+for pair in chromium:chromium strace:strace systemd-analyze:systemd mount:mount promtool:prometheus; do
 	command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
 done
 

@@ -130,10 +130,45 @@ async function loadOverview() {
   drawChart(timeline.points);
 }
 
+// The upstreams, each with a pause or resume button. A paused upstream
+// receives nothing; its deliveries wait, without burning attempts.
+async function loadUpstreams() {
+  const data = await api("upstreams");
+  const tbody = $("upstreams");
+  tbody.replaceChildren();
+  for (const u of data.upstreams) {
+    const action = u.paused ? "resume" : "pause";
+    const button = el("button", { class: action, type: "button" }, u.paused ? "Resume" : "Pause");
+    button.addEventListener("click", () => setPaused(u.name, action, button));
+    tbody.append(el("tr", { "data-upstream": u.name },
+      el("td", {}, u.name),
+      el("td", {}, el("span", { class: "badge " + u.state }, u.state)),
+      el("td", { class: "pending" }, u.pending),
+      el("td", {}, Math.round(u.oldest_pending_seconds) + " s"),
+      el("td", {}, u.dead),
+      el("td", {}, u.breaker),
+      el("td", {}, button)));
+  }
+}
+
+async function setPaused(name, action, button) {
+  button.disabled = true;
+  $("upstream-result").textContent = "…";
+  try {
+    const u = await api(`upstreams/${encodeURIComponent(name)}/${action}`, { method: "POST" });
+    $("upstream-result").textContent = `${u.name}: ${u.state}`;
+  } catch (err) {
+    $("upstream-result").textContent = err.message;
+  }
+  await loadUpstreams().catch(() => {});
+  setTimeout(() => { loadEvents(false); loadOverview(); }, 400);
+}
+
 $("filters").addEventListener("submit", (ev) => { ev.preventDefault(); loadEvents(false); });
 $("more").addEventListener("click", () => loadEvents(true));
 $("replay").addEventListener("click", () => act("replay"));
 $("cancel").addEventListener("click", () => act("cancel"));
 loadEvents(false);
 loadOverview();
-setInterval(loadOverview, 15000);
+loadUpstreams();
+setInterval(() => { loadOverview(); loadUpstreams(); }, 15000);

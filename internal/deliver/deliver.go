@@ -355,6 +355,18 @@ func (e *Engine) Replay(ctx context.Context, f store.ReplayFilter) (store.Replay
 	return res, err
 }
 
+// SetPaused pauses or resumes an upstream, durably and (with a shared store)
+// on every instance. A paused upstream's deliveries stay queued and are not
+// claimed, so they burn no attempts; attempts under way when it is paused
+// finish. A resume wakes the lane at once.
+func (e *Engine) SetPaused(ctx context.Context, upstream string, paused bool) (store.Pause, error) {
+	p, err := e.store.SetPaused(ctx, upstream, paused)
+	if err == nil && !paused {
+		e.Notify(upstream) // the store notifies too; a second poke is free
+	}
+	return p, err
+}
+
 // Notify tells the lane for upstream that new work may be due.
 func (e *Engine) Notify(upstream string) {
 	e.mu.Lock()
@@ -518,6 +530,9 @@ func (l *lane) dispatch() time.Duration {
 	if l.cfg == nil {
 		return idlePoll
 	}
+	if l.e.store.PauseOf(l.name).Paused {
+		return idlePoll // a resume pokes the lane
+	}
 	cfg := *l.cfg
 	free := cfg.Concurrency - l.busy
 	if free <= 0 {
@@ -634,7 +649,7 @@ func (l *lane) attempt(cfg Upstream, t store.Task) {
 	}
 	attempt.Duration = l.e.now().Sub(start)
 	outcome := store.Outcome{Key: t.Delivery.Key}
-	outcome.Next, outcome.RetryAt, attempt.Error = l.e.decide(cfg.Retry, t, n, err, attempt, retryAfter)
+	outcome.Next, outcome.RetryAt, attempt.Error = l.e.decide(cfg.Retry, t, n, err, attempt, retryAfter, l.e.store.PauseOf(l.name))
 	outcome.Attempt = attempt
 	// Only failures the upstream causes count against it: a 4xx answer is
 	// the upstream working as designed.
@@ -684,8 +699,11 @@ func (l *lane) attempt(cfg Upstream, t store.Task) {
 const recordPause = 5 * time.Second
 
 // decide turns an attempt's result into the delivery's next state: done,
-// retried at a time, or dead with the reason in the attempt's error.
-func (e *Engine) decide(p RetryPolicy, t store.Task, n int, err error, a store.Attempt, retryAfter time.Duration) (store.State, time.Time, string) {
+// retried at a time, or dead with the reason in the attempt's error. pause
+// is the upstream's pause record: max_age counts from the later of the
+// event's arrival, the delivery's last replay and the upstream's last
+// resume, so time spent paused never makes a delivery dead.
+func (e *Engine) decide(p RetryPolicy, t store.Task, n int, err error, a store.Attempt, retryAfter time.Duration, pause store.Pause) (store.State, time.Time, string) {
 	if err == nil && a.Status >= 200 && a.Status < 300 {
 		return store.StateDelivered, time.Time{}, a.Error
 	}
@@ -704,6 +722,9 @@ func (e *Engine) decide(p RetryPolicy, t store.Task, n int, err error, a store.A
 		started := t.Event.ReceivedAt
 		if t.Delivery.ReplayedAt.After(started) {
 			started = t.Delivery.ReplayedAt
+		}
+		if !pause.Paused && pause.Since.After(started) {
+			started = pause.Since
 		}
 		if retryAt.Sub(started) > p.MaxAge {
 			return store.StateDead, time.Time{}, fmt.Sprintf("%s; gave up: older than max_age %s", describe(a), p.MaxAge)

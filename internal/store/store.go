@@ -267,6 +267,31 @@ type Queue interface {
 	Replay(ctx context.Context, filter ReplayFilter) (ReplayResult, error)
 	// QueuedUpstreams names the upstreams that have pending deliveries.
 	QueuedUpstreams() ([]string, error)
+	Pauses
+}
+
+// Pause is an upstream's pause as stored. A resumed upstream keeps its
+// record, Paused false, so that Since tells when it runs again.
+type Pause struct {
+	Paused bool `json:"paused"`
+	// Since is when the upstream was paused, or resumed.
+	Since time.Time `json:"since"`
+}
+
+// Pauses keeps which upstreams are paused: durably, so a pause survives a
+// restart, and for every instance that shares the store. A paused upstream's
+// deliveries stay queued and are not claimed.
+type Pauses interface {
+	// SetPaused pauses or resumes upstream and returns its record. Pausing
+	// a paused upstream (or resuming a running one) changes nothing. A
+	// resume tells Configure's notify, here and on every instance, so that
+	// the waiting deliveries are claimed at once.
+	SetPaused(ctx context.Context, upstream string, paused bool) (Pause, error)
+	// PauseOf returns upstream's record, the zero Pause when it was never
+	// paused. It reads memory: the engine asks before every claim.
+	PauseOf(upstream string) Pause
+	// Pauses returns every upstream's record, by name.
+	Pauses() map[string]Pause
 }
 
 // Sweeper is a store that deletes what retention no longer keeps when it is

@@ -37,6 +37,7 @@ import (
 //	learned_secrets  scope                  → a secret learned in a handshake (JSON)
 //	delivery_bodies  id(16) ‖ index(2)      → a route's transformed body
 //	order       upstream 0x00 key 0x00 id(16) ‖ index(2) → empty: ordered deliveries by arrival
+//	pauses      upstream                    → its pause (JSON)
 var (
 	bucketEvents     = []byte("events")
 	bucketBodies     = []byte("bodies")
@@ -50,6 +51,7 @@ var (
 	bucketLearned = []byte("learned_secrets")
 	bucketOrder   = []byte("order")
 	bucketDBodies = []byte("delivery_bodies")
+	bucketPauses  = []byte("pauses")
 )
 
 const schemaVersion = 1
@@ -89,6 +91,10 @@ type Store struct {
 	leaseMu sync.Mutex
 	leased  map[store.DeliveryKey]struct{} // claimed and not yet settled or released
 	notify  func(upstream string)
+
+	pauseSet sync.Mutex             // held by SetPaused
+	pauseMu  sync.RWMutex           // guards pauses
+	pauses   map[string]store.Pause // the pauses bucket, read at open
 }
 
 var (
@@ -133,7 +139,7 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	var lastID store.ID
 	err = db.Update(func(tx *bbolt.Tx) error {
-		for _, name := range [][]byte{bucketEvents, bucketBodies, bucketDedup, bucketDeliveries, bucketAttempts, bucketQueue, bucketMeta, bucketLearned, bucketOrder, bucketDBodies} {
+		for _, name := range [][]byte{bucketEvents, bucketBodies, bucketDedup, bucketDeliveries, bucketAttempts, bucketQueue, bucketMeta, bucketLearned, bucketOrder, bucketDBodies, bucketPauses} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
@@ -165,6 +171,10 @@ func Open(path string, opts Options) (*Store, error) {
 		leased:    map[store.DeliveryKey]struct{}{},
 	}
 	s.ids.Continue(lastID)
+	if s.pauses, err = loadPauses(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening store %s: reading paused upstreams: %w", path, err)
+	}
 	err = db.View(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketQueue).ForEachBucket(func(name []byte) error {
 			s.pending.Add(int64(tx.Bucket(bucketQueue).Bucket(name).Stats().KeyN))

@@ -12,8 +12,9 @@
 //   - stream S_DEAD, subjects S.dead.<upstream>.<id>.<index>: dead letters,
 //     replayed from there.
 //   - key-value buckets S_dedup (create-only keys with a TTL), S_state
-//     (delivery states and attempts) and S_secrets (learned secrets,
-//     create-only keys without a TTL).
+//     (delivery states and attempts), S_secrets (learned secrets,
+//     create-only keys without a TTL) and S_pauses (paused upstreams,
+//     without a TTL, watched by every instance).
 //
 // A durable consumer "dispatch" on S turns stored events into work
 // messages, so an ingest is a single quorum write and an event whose
@@ -95,6 +96,7 @@ type Store struct {
 	dedup   jetstream.KeyValue
 	state   jetstream.KeyValue
 	secrets jetstream.KeyValue
+	pauseKV jetstream.KeyValue
 	subject string // S
 
 	mu        sync.Mutex
@@ -103,6 +105,9 @@ type Store struct {
 	inflight  map[store.DeliveryKey]jetstream.Msg
 	dispatch  jetstream.ConsumeContext
 	notify    func(upstream string)
+
+	pauseMu sync.RWMutex
+	pauses  map[string]store.Pause // S_pauses, kept current by a watch
 
 	pendingSeen  atomic.Int64 // the work stream's count at the last refresh
 	pendingLocal atomic.Int64 // deliveries ingested here since then
@@ -132,7 +137,8 @@ func Open(opts Options) (*Store, error) {
 		opts.Retention = 7 * 24 * time.Hour
 	}
 	s := &Store{opts: opts, now: opts.Now, subject: opts.Stream, consumers: map[string]jetstream.Consumer{},
-		ackWait: map[string]time.Duration{}, inflight: map[store.DeliveryKey]jetstream.Msg{}, stop: make(chan struct{})}
+		ackWait: map[string]time.Duration{}, inflight: map[store.DeliveryKey]jetstream.Msg{}, stop: make(chan struct{}),
+		pauses: map[string]store.Pause{}}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -149,6 +155,10 @@ func Open(opts Options) (*Store, error) {
 	if err := s.setup(); err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("jetstream store %s at %s: %w", opts.Stream, redact(opts.URL), err)
+	}
+	if err := s.watchPauses(); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("jetstream store %s at %s: paused upstreams: %w", opts.Stream, redact(opts.URL), err)
 	}
 	s.refreshPending()
 	s.stopped.Add(1)
@@ -210,6 +220,11 @@ func (s *Store) setup() error {
 		Storage: jetstream.FileStorage, Replicas: r, History: 1, Description: "Hookgate learned secrets"})
 	if err != nil {
 		return fmt.Errorf("bucket %s_secrets: %w", S, err)
+	}
+	s.pauseKV, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: S + "_pauses",
+		Storage: jetstream.FileStorage, Replicas: r, History: 1, Description: "Hookgate paused upstreams"})
+	if err != nil {
+		return fmt.Errorf("bucket %s_pauses: %w", S, err)
 	}
 	return nil
 }

@@ -1,0 +1,201 @@
+package caddymodule
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	caddycmd "github.com/caddyserver/caddy/v2/cmd"
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"github.com/hookgate/hookgate/internal/deliver"
+	"github.com/hookgate/hookgate/internal/store"
+)
+
+// Upstream states in GET /hookgate/upstreams: what an operator needs to
+// know first, the pause before the breaker.
+const (
+	upstreamRunning      = "running"
+	upstreamPaused       = "paused"
+	upstreamBreakerOpen  = "breaker_open"
+	upstreamUnconfigured = "unconfigured" // queued work or a pause, but no definition
+)
+
+// upstreamView is one upstream in GET /hookgate/upstreams and the answer to
+// a pause or resume.
+type upstreamView struct {
+	Name   string `json:"name"`
+	State  string `json:"state"`
+	Paused bool   `json:"paused"`
+	// Since is when the upstream was paused or last resumed; absent when it
+	// never was.
+	Since                *time.Time `json:"since,omitempty"`
+	Pending              int        `json:"pending"`
+	OldestPendingSeconds float64    `json:"oldest_pending_seconds"`
+	Dead                 int        `json:"dead"`
+	Breaker              string     `json:"breaker"`
+	Configured           bool       `json:"configured"`
+}
+
+// upstreamViews describes every upstream the configuration defines, and any
+// other one the store has deliveries or a pause for. counts may be nil.
+func (g *liveGateway) upstreamViews(counts map[string]store.UpstreamStats) []upstreamView {
+	pauses := g.handle.store.Pauses()
+	names := map[string]bool{}
+	for name := range g.upstreams {
+		names[name] = true
+	}
+	for name := range counts {
+		names[name] = true
+	}
+	for name, p := range pauses {
+		if p.Paused {
+			names[name] = true
+		}
+	}
+	out := make([]upstreamView, 0, len(names))
+	for name := range names {
+		_, configured := g.upstreams[name]
+		p, c := pauses[name], counts[name]
+		v := upstreamView{Name: name, Paused: p.Paused, Pending: c.Pending, Dead: c.Dead,
+			OldestPendingSeconds: c.OldestPendingSeconds, Breaker: g.handle.engine.BreakerState(name), Configured: configured}
+		if !p.Since.IsZero() {
+			v.Since = &p.Since
+		}
+		switch {
+		case p.Paused:
+			v.State = upstreamPaused
+		case !configured:
+			v.State = upstreamUnconfigured
+		case v.Breaker != deliver.BreakerClosed:
+			v.State = upstreamBreakerOpen
+		default:
+			v.State = upstreamRunning
+		}
+		out = append(out, v)
+	}
+	slices.SortFunc(out, func(a, b upstreamView) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// listUpstreams serves GET /hookgate/upstreams.
+func listUpstreams(w http.ResponseWriter, g *liveGateway) error {
+	st, err := g.handle.store.Stats()
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, map[string]any{"store": g.handle.store.Path(), "upstreams": g.upstreamViews(st.Upstreams)})
+}
+
+// setPaused serves POST /hookgate/upstreams/{name}/pause and /resume. Only
+// a defined upstream may be paused; any paused one may be resumed, so a
+// pause never outlives the upstream's definition unnoticed.
+func setPaused(w http.ResponseWriter, r *http.Request, g *liveGateway, name string, paused bool) error {
+	if _, ok := g.upstreams[name]; !ok && (paused || !g.handle.store.PauseOf(name).Paused) {
+		return apiError(http.StatusNotFound, "no upstream %s in the configuration", name)
+	}
+	p, err := g.handle.engine.SetPaused(r.Context(), name, paused)
+	if err != nil {
+		return apiError(http.StatusServiceUnavailable, "storing the pause of %s: %v", name, err)
+	}
+	if g.owner != nil && g.owner.logger != nil {
+		verb := "upstream resumed"
+		if paused {
+			verb = "upstream paused"
+		}
+		g.owner.logger.Info(verb, zap.String("upstream", name), zap.String("storage", g.handle.store.Path()), zap.Time("since", p.Since))
+	}
+	st, err := g.handle.store.Stats()
+	if err != nil {
+		st = store.Stats{} // the change is made; the counts are a courtesy
+	}
+	for _, v := range g.upstreamViews(st.Upstreams) {
+		if v.Name == name {
+			return writeJSON(w, v)
+		}
+	}
+	return writeJSON(w, upstreamView{Name: name, Paused: p.Paused})
+}
+
+func init() {
+	registerSubcommand(caddycmd.Command{
+		Name:  "upstreams",
+		Usage: "list | pause <name> | resume <name> [--address host:port] [--json]",
+		Short: "Lists upstreams with their backlog, or pauses and resumes one, through the admin API",
+		Long: `
+upstreams list           state, paused, pending, oldest pending, dead, breaker
+upstreams pause <name>   deliver nothing to it; its deliveries wait, burning no
+                         attempts, and the pause holds across restarts and
+                         reloads (and on every instance, with JetStream)
+upstreams resume <name>  deliver what waited, at once
+
+--address is Caddy's admin endpoint (default localhost:2019); --json prints
+the API's JSON instead of a table.`,
+		CobraFunc: func(cmd *cobra.Command) {
+			cmd.Args = cobra.RangeArgs(1, 2)
+			addAdminFlags(cmd)
+			cmd.RunE = runUpstreams
+		},
+	})
+}
+
+func runUpstreams(cmd *cobra.Command, args []string) error {
+	c := newAdminClient(cmd)
+	asJSON, _ := cmd.Flags().GetBool("json")
+	action := args[0]
+	if (action == "list") != (len(args) == 1) {
+		return fmt.Errorf("usage: %s list | pause <name> | resume <name>", cmd.CommandPath())
+	}
+	switch action {
+	case "list":
+		var out struct {
+			Store     string         `json:"store"`
+			Upstreams []upstreamView `json:"upstreams"`
+		}
+		raw, err := c.call(http.MethodGet, "/hookgate/upstreams", nil, &out)
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			printJSON(raw)
+			return nil
+		}
+		w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(w, "UPSTREAM\tSTATE\tPENDING\tOLDEST PENDING\tDEAD\tBREAKER\tSINCE")
+		for _, u := range out.Upstreams {
+			since := "-"
+			if u.Since != nil {
+				since = u.Since.Local().Format("2006-01-02 15:04:05")
+			}
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%d\t%s\t%s\n", u.Name, u.State, u.Pending,
+				time.Duration(u.OldestPendingSeconds*float64(time.Second)).Round(time.Second), u.Dead, u.Breaker, since)
+		}
+		return w.Flush()
+	case "pause", "resume":
+		var out upstreamView
+		raw, err := c.call(http.MethodPost, "/hookgate/upstreams/"+url.PathEscape(args[1])+"/"+action, nil, &out)
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			printJSON(raw)
+			return nil
+		}
+		fmt.Printf("%s: %s (%d pending)\n", out.Name, out.State, out.Pending)
+		return nil
+	}
+	return fmt.Errorf("unknown action %q: list, pause or resume", action)
+}
