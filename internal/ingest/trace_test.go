@@ -78,7 +78,7 @@ func TestTracedRequestSpansAndStoredContext(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, kv := range ingest.Attributes() {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	if attrs["hookgate.source"] != "github" || attrs["hookgate.outcome"] != "accepted" || attrs["http.response.status_code"] != "200" || attrs["hookgate.event_id"] != ev.ID.String() {
 		t.Errorf("ingest span attributes: %v", attrs)
