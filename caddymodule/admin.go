@@ -243,6 +243,18 @@ func (g *liveGateway) maskedParts(source string) (headers, fields []string) {
 	return headers, fields
 }
 
+// shownBody is the body with personal data masked when a live
+// configuration asks for it (inspector.mask_bodies); ok is false when none
+// does.
+func (g *liveGateway) shownBody(source string, body []byte) ([]byte, bool) {
+	for _, p := range g.pipelines {
+		if masked, ok := p.ShownBody(source, body); ok {
+			return masked, true
+		}
+	}
+	return nil, false
+}
+
 // maskBodyFields replaces the values of the named fields, at any depth of a
 // JSON body, with "[masked]"; ok is false when nothing needed masking.
 func maskBodyFields(body []byte, fields []string) ([]byte, bool) {
@@ -297,7 +309,8 @@ type eventView struct {
 	Headers    http.Header `json:"headers"`
 	Body       string      `json:"body"`
 	BodyBase64 bool        `json:"body_base64,omitempty"`
-	// BodyMasked says the body is shown re-encoded, with credential fields masked.
+	// BodyMasked says the body is shown re-encoded, with credential fields
+	// (and, with inspector.mask_bodies, personal data) masked.
 	BodyMasked  bool           `json:"body_masked,omitempty"`
 	DedupKey    string         `json:"dedup_key,omitempty"`
 	Quarantined string         `json:"quarantined,omitempty"`
@@ -335,10 +348,13 @@ func showEvent(w http.ResponseWriter, g *liveGateway, raw string) error {
 	if masked, ok := maskBodyFields(body, secretFields); ok {
 		body, v.BodyMasked = masked, true
 	}
+	if shown, ok := g.shownBody(e.Source, body); ok {
+		body, v.BodyMasked = shown, true
+	}
 	if utf8.Valid(body) {
 		v.Body = string(body)
 	} else {
-		v.Body, v.BodyBase64 = base64.StdEncoding.EncodeToString(e.Body), true
+		v.Body, v.BodyBase64 = base64.StdEncoding.EncodeToString(body), true
 	}
 	for _, d := range rec.Deliveries {
 		attempts := rec.Attempts[d.Key.Index]

@@ -169,6 +169,7 @@ func (h *Handler) resolveStorePath(repl *caddy.Replacer, cfg *config.Config) (st
 // ServeHTTP answers requests to a source's path, in any spelling, and to
 // claimed prefixes, and passes the rest on.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	learnTracing(r)
 	if !h.pipeline.Serve(w, r) {
 		return next.ServeHTTP(w, r)
 	}

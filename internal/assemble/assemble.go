@@ -81,6 +81,7 @@ func Config(cfg *config.Config) (*Parts, error) {
 		MaxInflightBody: cfg.MaxInflightBody,
 		LogBodies:       cfg.Logging.Bodies,
 		MaskFields:      cfg.Logging.MaskFields,
+		MaskShownBodies: cfg.Inspector.MaskBodies,
 		OrderKeys:       orderKeys,
 	}
 	if cfg.ClaimSet {

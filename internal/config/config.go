@@ -65,6 +65,8 @@ type Config struct {
 	MaxPending int
 	// Logging says whether bodies are logged (at debug, masked).
 	Logging Logging
+	// Inspector says how the admin API and the inspector show events.
+	Inspector Inspector
 	// Claim lists path prefixes the gateway answers itself: a request under
 	// one that matches no source gets 404 and is never passed on. Unset, the
 	// sources' common parent folder is claimed (unless that is "/").
@@ -114,6 +116,15 @@ type Logging struct {
 	// MaskFields lists JSON fields whose values are masked; empty means the
 	// built-in list (email, phone, name, address, …).
 	MaskFields []string
+}
+
+// Inspector configures how stored events are shown by the admin API, the
+// inspector and `hookgate events show` (inspector:).
+type Inspector struct {
+	// MaskBodies shows bodies with personal data masked as logged bodies
+	// are (logging.mask_fields, e-mail addresses, phone numbers), for
+	// operators who must not see it; deliveries still get the raw bytes.
+	MaskBodies bool
 }
 
 // Storage configures the event store.
@@ -604,6 +615,11 @@ func (p *parser) root(n *yaml.Node) {
 			p.fields(v, "logging", handlers{
 				"bodies":      func(_, v *yaml.Node) { cfg.Logging.Bodies = p.boolean(v, "logging.bodies") },
 				"mask_fields": func(_, v *yaml.Node) { cfg.Logging.MaskFields = p.strList(v, "logging.mask_fields") },
+			})
+		},
+		"inspector": func(_, v *yaml.Node) {
+			p.fields(v, "inspector", handlers{
+				"mask_bodies": func(_, v *yaml.Node) { cfg.Inspector.MaskBodies = p.boolean(v, "inspector.mask_bodies") },
 			})
 		},
 		"sources":   func(_, v *yaml.Node) { sourcesNode = v },

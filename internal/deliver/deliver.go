@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"golang.org/x/time/rate"
 
@@ -145,6 +146,11 @@ type Options struct {
 	// Sweeper, when set, deletes finished events past the retention; a
 	// store whose data expires by itself needs none.
 	Sweeper store.Sweeper
+	// TracerProvider, when set, returns the provider that records the
+	// spans of attempts of traced events; nil, or a nil result, means
+	// OpenTelemetry's global provider. A function, because the provider
+	// may be known only once a traced request has come in.
+	TracerProvider func() trace.TracerProvider
 }
 
 // Engine runs deliveries for one store. Exactly one engine exists per store,
@@ -159,6 +165,7 @@ type Engine struct {
 	onAttempt func(upstream, outcome string, took time.Duration)
 	onDead    func(upstream string, ev *store.Event, reason string)
 	onOpen    func(upstream string)
+	tracing   func() trace.TracerProvider
 
 	ctx    context.Context // canceled when Stop's grace runs out
 	cancel context.CancelFunc
@@ -194,7 +201,7 @@ func New(q store.Queue, opts Options) *Engine {
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{
 		store: q, sweep: opts.Sweeper, log: opts.Logger, now: opts.Now, jitter: opts.Jitter, grace: opts.StopGrace, onAttempt: opts.OnAttempt,
-		onDead: opts.OnDead, onOpen: opts.OnBreakerOpen,
+		onDead: opts.OnDead, onOpen: opts.OnBreakerOpen, tracing: opts.TracerProvider,
 		ctx: ctx, cancel: cancel, lanes: map[string]*lane{}, sweeperDone: make(chan struct{}),
 	}
 	if e.sweep == nil {
@@ -621,6 +628,8 @@ func (l *lane) attempt(cfg Upstream, t store.Task) {
 	n := t.Delivery.Attempts + 1
 	ctx, cancel := context.WithTimeout(l.e.ctx, cfg.Timeout)
 	defer cancel()
+	ctx, span := l.e.traceAttempt(ctx, l.name, t, n)
+	defer span.End() // ended with its outcome below, unless shutting down
 	req, err := buildRequest(ctx, cfg, t, n)
 	if err == nil && cfg.Sign != nil {
 		err = cfg.Sign(req, t.Event, l.e.now())
@@ -651,6 +660,7 @@ func (l *lane) attempt(cfg Upstream, t store.Task) {
 	outcome := store.Outcome{Key: t.Delivery.Key}
 	outcome.Next, outcome.RetryAt, attempt.Error = l.e.decide(cfg.Retry, t, n, err, attempt, retryAfter, l.e.store.PauseOf(l.name))
 	outcome.Attempt = attempt
+	endAttemptSpan(span, attempt, outcome.Next)
 	// Only failures the upstream causes count against it: a 4xx answer is
 	// the upstream working as designed.
 	opened := l.breaker.record(l.e.now(), err == nil && attempt.Status < 500 && attempt.Status != http.StatusTooManyRequests)
@@ -839,6 +849,7 @@ func buildRequest(ctx context.Context, cfg Upstream, t store.Task, attempt int) 
 	req.Header.Set("Hookgate-Attempt", strconv.Itoa(attempt))
 	req.Header.Set("Hookgate-Source", ev.Source)
 	req.Header.Set("Idempotency-Key", id)
+	setTraceHeaders(ctx, req.Header)
 	req.ContentLength = int64(len(body))
 	return req, nil
 }

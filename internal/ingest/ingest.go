@@ -30,6 +30,8 @@ type Pipeline struct {
 	maxPending int64
 	counters   struct{ ruleErrors, unparseable atomic.Int64 }
 	masker     *masker // set when bodies are logged
+	// shownMasker is set when bodies the admin API shows are masked.
+	shownMasker *masker
 	// bodyTimeout bounds reading a request body.
 	bodyTimeout time.Duration
 	// bodies is the budget of body bytes held by requests being read.

@@ -43,15 +43,22 @@ func newMasker(fields []string) *masker {
 
 // Mask returns the body, read in its source's format, as it may be logged.
 func (m *masker) Mask(format string, body []byte) string {
+	return truncate(m.masked(format, body))
+}
+
+// masked is the body with personal data masked: as JSON when it parses in
+// its source's format, else as text. Bytes that are not UTF-8 are replaced,
+// so what is left can be shown as text.
+func (m *masker) masked(format string, body []byte) string {
 	parsed, err := rules.ParseBody(format, body)
 	if err != nil {
-		return truncate(maskText(string(body)))
+		return maskText(strings.ToValidUTF8(string(body), "\uFFFD"))
 	}
 	out, err := json.Marshal(m.walk(parsed))
 	if err != nil {
 		return ""
 	}
-	return truncate(string(out))
+	return string(out)
 }
 
 func (m *masker) walk(v any) any {

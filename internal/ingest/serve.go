@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -8,6 +9,9 @@ import (
 	"os"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/hookgate/hookgate/internal/rules"
@@ -75,6 +79,11 @@ type storedEvent struct {
 // serve is the request path for one source.
 func (p *Pipeline) serve(w http.ResponseWriter, r *http.Request, src *source) {
 	start := time.Now()
+	ctx, span := startSpan(r.Context(), "hookgate.ingest", attribute.String("hookgate.source", src.Name))
+	defer span.End()
+	if ctx != r.Context() {
+		r = r.WithContext(ctx) // the stages below, and the stored event, see the ingest span
+	}
 	if rej := p.admit(r, src); rej != nil {
 		p.write(w, r, src, start, answer{rejection: rej})
 		return
@@ -151,7 +160,9 @@ func (p *Pipeline) decide(r *http.Request, src *source, body []byte) answer {
 		return a
 	}
 	now := p.now()
-	verified, rej := p.verify(r, src, body, now)
+	vctx, vspan := startSpan(r.Context(), "hookgate.verify")
+	verified, rej := p.verify(r.WithContext(vctx), src, body, now)
+	vspan.End()
 	if rej != nil {
 		return answer{rejection: rej}
 	}
@@ -171,7 +182,7 @@ func (p *Pipeline) decide(r *http.Request, src *source, body []byte) answer {
 	if p.maxPending > 0 && p.store.Pending() >= p.maxPending {
 		return answer{rejection: refuse(http.StatusServiceUnavailable, "backpressure", "too many events waiting for delivery, retry later")}
 	}
-	res, err := p.store.Ingest(r.Context(), ne)
+	res, err := p.storeEvent(r.Context(), ne)
 	switch {
 	case err != nil:
 		return answer{rejection: storageFailed("storing event", err)}
@@ -179,6 +190,20 @@ func (p *Pipeline) decide(r *http.Request, src *source, body []byte) answer {
 		return answer{rejection: refuse(http.StatusUnauthorized, "replayed_token", "unauthorized")}
 	}
 	return answer{stored: &storedEvent{result: res, event: ne}}
+}
+
+// storeEvent is the store write, a span of its own in a traced request:
+// the fsync that the provider's answer waits for.
+func (p *Pipeline) storeEvent(ctx context.Context, ne *store.NewEvent) (store.IngestResult, error) {
+	ctx, span := startSpan(ctx, "hookgate.store")
+	defer span.End()
+	res, err := p.store.Ingest(ctx, ne)
+	if err != nil {
+		span.SetStatus(codes.Error, "store unavailable")
+	} else if span.IsRecording() {
+		span.SetAttributes(attribute.Bool("hookgate.duplicate", res.Duplicate))
+	}
+	return res, err
 }
 
 // verify checks the signature over the raw bytes, with the secret the
@@ -250,6 +275,7 @@ func (p *Pipeline) newEvent(r *http.Request, src *source, body []byte, now time.
 		ViaTrustedProxy: p.trustedProxy(r),
 		Header:          r.Header,
 		Body:            body,
+		Trace:           traceContext(r.Context()),
 	}}
 }
 
@@ -269,7 +295,7 @@ func (p *Pipeline) record(r *http.Request, src *source, body []byte, now time.Ti
 		}
 	}
 	p.dedupKeys(src, ne, env, fastKey, now)
-	res, err := p.store.Ingest(r.Context(), ne)
+	res, err := p.storeEvent(r.Context(), ne)
 	if err != nil {
 		return answer{rejection: storageFailed("storing a handshake record", err)}
 	}
@@ -406,10 +432,16 @@ func (p *Pipeline) handshake(r *http.Request, s *source, body []byte, handshakes
 // write puts the answer on the wire, then counts and logs it: the one
 // place the request path writes HTTP.
 func (p *Pipeline) write(w http.ResponseWriter, r *http.Request, src *source, start time.Time, a answer) {
+	span := trace.SpanFromContext(r.Context())
 	switch {
 	case a.rejection != nil:
 		writeRejection(w, a.rejection)
 		p.rejected(r, src, start, a.rejection)
+		outcome := "rejected_" + a.rejection.reason
+		if a.rejection.storage != "" {
+			outcome = "unavailable"
+		}
+		endIngestSpan(span, a.rejection.status, outcome, "")
 	case a.handshake != nil:
 		resp := a.handshake.response
 		for k, v := range resp.Header {
@@ -420,8 +452,14 @@ func (p *Pipeline) write(w http.ResponseWriter, r *http.Request, src *source, st
 		w.WriteHeader(resp.Status)
 		w.Write(resp.Body)
 		p.handshakeAnswered(r, src, a.handshake.handshake, resp, a.handshake.why, start)
+		endIngestSpan(span, resp.Status, "handshake", "")
 	default:
 		p.accepted(w, src, start, a.stored)
+		status, outcome := src.Response.Status, "accepted"
+		if a.stored.result.Duplicate {
+			status, outcome = http.StatusOK, "duplicate"
+		}
+		endIngestSpan(span, status, outcome, a.stored.result.ID.String())
 	}
 }
 

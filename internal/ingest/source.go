@@ -111,6 +111,9 @@ type Settings struct {
 	// personal data masked.
 	LogBodies  bool
 	MaskFields []string
+	// MaskShownBodies masks bodies the admin API shows (ShownBody) as
+	// logged bodies are, with MaskFields.
+	MaskShownBodies bool
 	// OrderKeys compute the ordering key of deliveries to ordered upstreams.
 	OrderKeys map[string]*rules.Program
 }
@@ -137,6 +140,9 @@ func New(s Settings) (*Pipeline, error) {
 	}
 	if s.LogBodies {
 		p.masker = newMasker(s.MaskFields)
+	}
+	if s.MaskShownBodies {
+		p.shownMasker = newMasker(s.MaskFields)
 	}
 	for _, cs := range s.Sources {
 		key := PathKey(cs.Path)
@@ -191,6 +197,24 @@ func (p *Pipeline) derive(cs Source) *source {
 
 func (s *source) hasHandshakes() bool {
 	return len(s.unsignedHandshakes)+len(s.signedHandshakes) > 0
+}
+
+// ShownBody returns a stored body of source as the admin API and the
+// inspector may show it: re-encoded with personal data masked, as logged
+// bodies are but whole, when the configuration masks shown bodies; ok is
+// false when it does not, and the body is shown as stored.
+func (p *Pipeline) ShownBody(source string, body []byte) (masked []byte, ok bool) {
+	if p.shownMasker == nil {
+		return nil, false
+	}
+	format := verify.FormatEither // a source the configuration no longer has
+	for _, s := range p.sources {
+		if s.Name == source {
+			format = s.Format
+			break
+		}
+	}
+	return []byte(p.shownMasker.masked(format, body)), true
 }
 
 // MaskedParts names what must be masked when a source's stored request is

@@ -63,6 +63,10 @@ type Event struct {
 	// subscription confirmation) and says what it was: stored and listed,
 	// never delivered.
 	Handshake string `json:"handshake,omitempty"`
+	// Trace is the W3C trace context (traceparent, and tracestate when there
+	// is one) of the span that ingested the event, when the request was
+	// traced; each delivery attempt is a span of that trace.
+	Trace map[string]string `json:"trace,omitempty"`
 	// Body is the request body, byte for byte.
 	Body []byte `json:"-"`
 }
