@@ -213,33 +213,43 @@ func Run(cfg Config, binary string) ([]Row, error) {
 	boltRPS, boltP99 := value(rows, "ingest", "saturation"), value(rows, "ingest", fmt.Sprintf("p99 @ %d/s", midRate))
 
 	// The same ingest on JetStream: one node, then three with replicas: 3
-	// (an ACK waits for two of them). The servers run in this process.
-	for _, nodes := range []int{1, 3} {
-		cluster, err := natstest.Start(nodes, sub(fmt.Sprintf("nats%d", nodes)))
+	// (an ACK waits for two of them), with NATS's default flush every two
+	// minutes and with sync_interval: always (every write flushed before its
+	// ACK, as bbolt does). The servers run in this process.
+	for _, js := range []struct {
+		nodes int
+		sync  bool
+	}{{1, false}, {3, false}, {3, true}} {
+		nodes := js.nodes
+		start, syncLabel, dir := natstest.Start, "", fmt.Sprintf("nats%d", nodes)
+		if js.sync {
+			start, syncLabel, dir = natstest.StartSyncAlways, ", sync_interval always", dir+"-sync"
+		}
+		cluster, err := start(nodes, sub(dir))
 		if err != nil {
 			return nil, err
 		}
 		storage := fmt.Sprintf("storage:\n  jetstream:\n    url: %s\n    replicas: %d\n", cluster.URLs(), nodes)
-		js, err := startGateway(binary, sub(fmt.Sprintf("jetstream%d", nodes)), gatewaySite, storage+routes(sink, true))
+		gw, err := startGateway(binary, sub("jetstream-"+dir), gatewaySite, storage+routes(sink, true))
 		if err != nil {
 			cluster.Stop()
 			return nil, err
 		}
-		label := fmt.Sprintf("ingest, JetStream %d node(s), R%d", nodes, nodes)
-		target := js.url("/webhooks/stripe")
+		label := fmt.Sprintf("ingest, JetStream %d node(s), R%d%s", nodes, nodes, syncLabel)
+		target := gw.url("/webhooks/stripe")
 		// JetStream may refuse a write (503, never a 2xx) while its servers,
 		// sharing these cores, hold an election: counted, not fatal.
-		m := attack(stripeTargeter(target, fmt.Sprintf("evt_js%d_", nodes), &seq, 0), 0, cfg.Duration, cfg.Workers)
+		m := attack(stripeTargeter(target, fmt.Sprintf("evt_js%s_", dir), &seq, 0), 0, cfg.Duration, cfg.Workers)
 		if err := answeredOnly200or503(m); err != nil {
-			js.stop()
+			gw.stop()
 			cluster.Stop()
 			return nil, fmt.Errorf("%s saturation: %w", label, err)
 		}
 		accepted := m.Throughput * m.Success
 		add(Row{Scenario: label, Metric: "saturation (200s)", Value: accepted, Unit: "req/s", Baseline: "bbolt ingest saturation", Ratio: accepted / boltRPS})
 		add(Row{Scenario: label, Metric: "refused 503 at saturation", Value: 100 * (1 - m.Success), Unit: "%"})
-		m = attack(stripeTargeter(target, fmt.Sprintf("evt_jsr%d_", nodes), &seq, 0), midRate, cfg.Duration, cfg.Workers)
-		js.stop()
+		m = attack(stripeTargeter(target, fmt.Sprintf("evt_jsr%s_", dir), &seq, 0), midRate, cfg.Duration, cfg.Workers)
+		gw.stop()
 		cluster.Stop()
 		if err := answeredOnly200or503(m); err != nil {
 			return nil, fmt.Errorf("%s at %d/s: %w", label, midRate, err)

@@ -40,8 +40,16 @@ func (c *Cluster) Stop() {
 }
 
 // Start starts n servers (clustered when n > 1) storing under dir, and
-// returns once the cluster can place a stream on all of them.
-func Start(n int, dir string) (*Cluster, error) {
+// returns once the cluster can place a stream on all of them. Like NATS's
+// default, the servers flush their files to disk every two minutes.
+func Start(n int, dir string) (*Cluster, error) { return start(n, dir, false) }
+
+// StartSyncAlways is Start with every write flushed to disk before it is
+// acknowledged (sync_interval: always), as a deployment that must keep
+// acknowledged events through a power loss runs.
+func StartSyncAlways(n int, dir string) (*Cluster, error) { return start(n, dir, true) }
+
+func start(n int, dir string, syncAlways bool) (*Cluster, error) {
 	ports, err := freePorts(n)
 	if err != nil {
 		return nil, err
@@ -53,7 +61,7 @@ func Start(n int, dir string) (*Cluster, error) {
 	c := &Cluster{}
 	for i := range n {
 		opts := &server.Options{ServerName: fmt.Sprintf("n%d", i+1), Host: "127.0.0.1", Port: -1, JetStream: true,
-			StoreDir: filepath.Join(dir, fmt.Sprintf("n%d", i+1)), NoLog: true, NoSigs: true}
+			StoreDir: filepath.Join(dir, fmt.Sprintf("n%d", i+1)), NoLog: true, NoSigs: true, SyncAlways: syncAlways}
 		if n > 1 {
 			opts.Cluster = server.ClusterOpts{Name: "hookgate-test", Host: "127.0.0.1", Port: ports[i]}
 			opts.Routes = server.RoutesFromStr(strings.Join(routes, ","))
