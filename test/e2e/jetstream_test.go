@@ -309,3 +309,19 @@ func TestClusterExampleValidates(t *testing.T) {
 		t.Fatalf("validate-routes: %v\n%s", err, out)
 	}
 }
+
+// TestClusterExampleFlushesEveryWrite checks that the example cluster's NATS
+// servers load and flush each write before acknowledging it, so the example
+// keeps an ACKed event through a power loss as the bbolt store does.
+func TestClusterExampleFlushesEveryWrite(t *testing.T) {
+	for i := 1; i <= 3; i++ {
+		file := filepath.Join(repoRoot(), "examples", "cluster", fmt.Sprintf("nats-%d.conf", i))
+		opts, err := server.ProcessConfigFile(file)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if !opts.SyncAlways || !opts.JetStream {
+			t.Errorf("%s: jetstream %v, sync_interval always %v", file, opts.JetStream, opts.SyncAlways)
+		}
+	}
+}
