@@ -273,6 +273,8 @@ func FuzzExtractKey(f *testing.F) {
 	f.Add([]byte(`{"id":12.50,"id":"dup"}`))
 	f.Add([]byte(`[{"id":1}]`))
 	f.Add([]byte(`{"data":null}`))
+	f.Add([]byte(`{"\u0069d":"\ud83d\ude00\ud800x","data":{"object":{"id":-0.0e1,"id":12}}}`))
+	f.Add([]byte("{\"id\":\"a\xffb\",\"data\":[{\"object\":1}]}"))
 	progs := map[string]*Program{}
 	for _, src := range []string{`body.id`, `body.data.object.id`} {
 		p, err := CompileKey(src)
@@ -285,6 +287,9 @@ func FuzzExtractKey(f *testing.F) {
 		for src, p := range progs {
 			path, _ := p.BodyPath()
 			fast, ok := ExtractKey(body, path)
+			if ok != json.Valid(body) {
+				t.Fatalf("%s: ok %v on %q, json.Valid says otherwise", src, ok, body)
+			}
 			parsed, err := ParseBody(verify.FormatJSON, body)
 			if !ok {
 				if err == nil {
