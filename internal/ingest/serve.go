@@ -79,8 +79,11 @@ type storedEvent struct {
 // serve is the request path for one source.
 func (p *Pipeline) serve(w http.ResponseWriter, r *http.Request, src *source) {
 	start := time.Now()
-	ctx, span := startSpan(r.Context(), "hookgate.ingest", attribute.String("hookgate.source", src.Name))
+	ctx, span := startSpan(r.Context(), "hookgate.ingest")
 	defer span.End()
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("hookgate.source", src.Name))
+	}
 	if ctx != r.Context() {
 		r = r.WithContext(ctx) // the stages below, and the stored event, see the ingest span
 	}
@@ -160,8 +163,12 @@ func (p *Pipeline) decide(r *http.Request, src *source, body []byte) answer {
 		return a
 	}
 	now := p.now()
+	vr := r
 	vctx, vspan := startSpan(r.Context(), "hookgate.verify")
-	verified, rej := p.verify(r.WithContext(vctx), src, body, now)
+	if vctx != r.Context() {
+		vr = r.WithContext(vctx) // a copy of the request only when traced
+	}
+	verified, rej := p.verify(vr, src, body, now)
 	vspan.End()
 	if rej != nil {
 		return answer{rejection: rej}
@@ -436,11 +443,7 @@ func (p *Pipeline) write(w http.ResponseWriter, r *http.Request, src *source, st
 	switch {
 	case a.rejection != nil:
 		writeRejection(w, a.rejection)
-		p.rejected(r, src, start, a.rejection)
-		outcome := "rejected_" + a.rejection.reason
-		if a.rejection.storage != "" {
-			outcome = "unavailable"
-		}
+		outcome := p.rejected(r, src, start, a.rejection)
 		endIngestSpan(span, a.rejection.status, outcome, "")
 	case a.handshake != nil:
 		resp := a.handshake.response
@@ -454,12 +457,8 @@ func (p *Pipeline) write(w http.ResponseWriter, r *http.Request, src *source, st
 		p.handshakeAnswered(r, src, a.handshake.handshake, resp, a.handshake.why, start)
 		endIngestSpan(span, resp.Status, "handshake", "")
 	default:
-		p.accepted(w, src, start, a.stored)
-		status, outcome := src.Response.Status, "accepted"
-		if a.stored.result.Duplicate {
-			status, outcome = http.StatusOK, "duplicate"
-		}
-		endIngestSpan(span, status, outcome, a.stored.result.ID.String())
+		status, outcome, id := p.accepted(w, src, start, a.stored)
+		endIngestSpan(span, status, outcome, id)
 	}
 }
 
@@ -475,34 +474,36 @@ func writeRejection(w http.ResponseWriter, rej *rejection) {
 
 // rejected counts a refused request and logs it: at INFO, sampled so that a
 // flood cannot fill the disk, never a header value or the body; a store
-// failure at ERROR.
-func (p *Pipeline) rejected(r *http.Request, src *source, start time.Time, rej *rejection) {
+// failure at ERROR. It returns the outcome it counted.
+func (p *Pipeline) rejected(r *http.Request, src *source, start time.Time, rej *rejection) string {
 	if rej.storage != "" {
 		p.log.Error(rej.storage, zap.String("source", src.Name), zap.Error(rej.err))
 		p.observe(src, "unavailable", start)
-		return
+		return "unavailable"
 	}
+	outcome := "rejected_" + rej.reason
 	if p.observer != nil {
-		p.observer.Observe(src.Name, "rejected_"+rej.reason, 0)
+		p.observer.Observe(src.Name, outcome, 0)
 	}
 	fields := []zap.Field{zap.String("source", src.Name), zap.String("reason", rej.reason), zap.String("client_ip", p.clientIP(r))}
 	if rej.err != nil {
 		fields = append(fields, zap.Error(rej.err))
 	}
 	p.rejectLog.Info("request rejected", fields...)
+	return outcome
 }
 
-// accepted answers a stored event (or a duplicate of one) and tells
-// delivery of the new work.
-func (p *Pipeline) accepted(w http.ResponseWriter, src *source, start time.Time, s *storedEvent) {
-	id := s.result.ID.String()
+// accepted answers a stored event (or a duplicate of one), counts and logs
+// it, and returns the status, outcome and event id it answered with.
+func (p *Pipeline) accepted(w http.ResponseWriter, src *source, start time.Time, s *storedEvent) (status int, outcome, id string) {
+	id = s.result.ID.String()
 	w.Header().Set("Hookgate-Event-Id", id)
 	if s.result.Duplicate {
 		w.Header().Set("Hookgate-Duplicate", "true")
 		p.log.Debug("duplicate event", zap.String("source", src.Name), zap.String("event_id", id))
 		src.respond(w, http.StatusOK, id, "duplicate")
 		p.observe(src, "duplicate", start)
-		return
+		return http.StatusOK, "duplicate", id
 	}
 	body := s.event.Event.Body
 	p.log.Info("event received", zap.String("source", src.Name), zap.String("event_id", id),
@@ -514,6 +515,7 @@ func (p *Pipeline) accepted(w http.ResponseWriter, src *source, start time.Time,
 	}
 	src.respond(w, src.Response.Status, id, "accepted")
 	p.observe(src, "accepted", start)
+	return src.Response.Status, "accepted", id
 }
 
 func (p *Pipeline) notFound(w http.ResponseWriter, r *http.Request) {

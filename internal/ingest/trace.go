@@ -24,13 +24,15 @@ const tracerName = "github.com/hookgate/hookgate/internal/ingest"
 var noSpan = trace.SpanFromContext(context.Background())
 
 // startSpan starts a child span of the trace ctx carries, if it carries a
-// valid one; otherwise it returns ctx and noSpan.
-func startSpan(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+// valid one; otherwise it returns ctx and noSpan. It takes no attributes:
+// set them when the span IsRecording, so an untraced request allocates
+// nothing for them.
+func startSpan(ctx context.Context, name string) (context.Context, trace.Span) {
 	parent := trace.SpanFromContext(ctx)
 	if !parent.SpanContext().IsValid() {
 		return ctx, noSpan
 	}
-	return parent.TracerProvider().Tracer(tracerName).Start(ctx, name, trace.WithAttributes(attrs...))
+	return parent.TracerProvider().Tracer(tracerName).Start(ctx, name)
 }
 
 // traceContext is the W3C trace context (traceparent, and tracestate when
