@@ -132,6 +132,20 @@ func (c *adminClient) call(method, path string, query url.Values, out any) ([]by
 	return raw, nil
 }
 
+// view GETs an admin path into out; with --json it prints the answer as
+// it came instead, and reports that it did.
+func (c *adminClient) view(cmd *cobra.Command, path string, query url.Values, out any) (printed bool, err error) {
+	raw, err := c.call(http.MethodGet, path, query, out)
+	if err != nil {
+		return false, err
+	}
+	if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
+		printJSON(raw)
+		return true, nil
+	}
+	return false, nil
+}
+
 func printJSON(raw []byte) {
 	os.Stdout.Write(raw)
 	if len(raw) > 0 && raw[len(raw)-1] != '\n' {
@@ -172,13 +186,8 @@ func runEvents(cmd *cobra.Command, args []string) error {
 			} `json:"events"`
 			Next string `json:"next_cursor"`
 		}
-		raw, err := c.call(http.MethodGet, "/hookgate/events", q, &out)
-		if err != nil {
+		if printed, err := c.view(cmd, "/hookgate/events", q, &out); err != nil || printed {
 			return err
-		}
-		if asJSON {
-			printJSON(raw)
-			return nil
 		}
 		w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(w, "ID\tRECEIVED\tSOURCE\tSTATUS\tDELIVERIES\tDEDUP KEY")
@@ -252,15 +261,9 @@ func runBulkReplay(cmd *cobra.Command, _ []string) error {
 
 func runStats(cmd *cobra.Command, _ []string) error {
 	c := newAdminClient(cmd)
-	asJSON, _ := cmd.Flags().GetBool("json")
 	var st statsView
-	raw, err := c.call(http.MethodGet, "/hookgate/stats", nil, &st)
-	if err != nil {
+	if printed, err := c.view(cmd, "/hookgate/stats", nil, &st); err != nil || printed {
 		return err
-	}
-	if asJSON {
-		printJSON(raw)
-		return nil
 	}
 	fmt.Printf("store %s: %d events (%d unrouted, %d quarantined)\n", st.Store, st.Events, st.Unrouted, st.Quarantined)
 	fmt.Printf("deliveries: %d pending, %d delivered, %d dead, %d canceled; oldest pending %s\n",

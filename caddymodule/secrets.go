@@ -145,13 +145,8 @@ func runSecrets(cmd *cobra.Command, args []string) error {
 			Secrets []secretView   `json:"secrets"`
 			Sources []learningView `json:"sources"`
 		}
-		raw, err := c.call(http.MethodGet, "/hookgate/secrets", nil, &out)
-		if err != nil {
+		if printed, err := c.view(cmd, "/hookgate/secrets", nil, &out); err != nil || printed {
 			return err
-		}
-		if asJSON {
-			printJSON(raw)
-			return nil
 		}
 		w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(w, "SOURCE\tSCOPE\tLEARNED\tFINGERPRINT")

@@ -165,13 +165,8 @@ func runUpstreams(cmd *cobra.Command, args []string) error {
 			Store     string         `json:"store"`
 			Upstreams []upstreamView `json:"upstreams"`
 		}
-		raw, err := c.call(http.MethodGet, "/hookgate/upstreams", nil, &out)
-		if err != nil {
+		if printed, err := c.view(cmd, "/hookgate/upstreams", nil, &out); err != nil || printed {
 			return err
-		}
-		if asJSON {
-			printJSON(raw)
-			return nil
 		}
 		w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(w, "UPSTREAM\tSTATE\tPENDING\tOLDEST PENDING\tDEAD\tBREAKER\tSINCE")
