@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+
+	"github.com/hookgate/hookgate/internal/closest"
 )
 
 // ParseEntry reads one allowlist entry that is an address or a CIDR, IPv4 or
@@ -144,33 +146,4 @@ func (r *Registry) Check(entry string) error {
 }
 
 // Suggest returns the names close to an unknown one.
-func (r *Registry) Suggest(name string) []string {
-	name = strings.ToLower(name)
-	var out []string
-	for _, n := range r.Names() {
-		if strings.Contains(n, name) || strings.Contains(name, n) || editDistance(name, n) <= 2 {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
+func (r *Registry) Suggest(name string) []string { return closest.Names(name, r.Names()) }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hookgate/hookgate/internal/closest"
 )
 
 // Preset is a provider's scheme with the defaults that go with it.
@@ -254,34 +256,12 @@ func Presets() []Preset {
 
 // Suggest returns the preset names closest to an unknown one.
 func Suggest(name string) []string {
-	name = strings.ToLower(name)
-	var out []string
-	for _, p := range Presets() {
-		if strings.Contains(p.Name, name) || strings.Contains(name, p.Name) || editDistance(name, p.Name) <= 2 {
-			out = append(out, p.Name)
-		}
+	presets := Presets()
+	names := make([]string, len(presets))
+	for i, p := range presets {
+		names[i] = p.Name
 	}
-	return out
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return closest.Names(name, names)
 }
 
 // Resignable reports whether the gateway can re-sign the preset's events
