@@ -11,7 +11,7 @@ func TestNames(t *testing.T) {
 		unknown string
 		want    []string
 	}{
-		{"githb", []string{"github"}},            // one edit
+		{"githb", []string{"github", "gitlab"}},  // one edit, and two
 		{"GitHub", []string{"github", "gitlab"}}, // case folded; gitlab is two edits away
 		{"standard", []string{"standard-webhooks"}},
 		{"stripe-events", []string{"stripe"}}, // contains a known name
