@@ -4,6 +4,8 @@
 package store
 
 import (
+	"maps"
+	"sync"
 	"context"
 	"encoding/json"
 	"errors"
@@ -280,6 +282,43 @@ type Pause struct {
 	Paused bool `json:"paused"`
 	// Since is when the upstream was paused, or resumed.
 	Since time.Time `json:"since"`
+}
+
+// PauseTable is a store's in-memory copy of its pause records, read by
+// every claim; the store keeps them durably itself.
+type PauseTable struct {
+	mu sync.RWMutex
+	m  map[string]Pause
+}
+
+// NewPauseTable holds the records a store read when it opened.
+func NewPauseTable(records map[string]Pause) *PauseTable {
+	if records == nil {
+		records = map[string]Pause{}
+	}
+	return &PauseTable{m: records}
+}
+
+// Of returns upstream's record; the zero Pause when it has none.
+func (t *PauseTable) Of(upstream string) Pause {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.m[upstream]
+}
+
+// All returns a copy of every record.
+func (t *PauseTable) All() map[string]Pause {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return maps.Clone(t.m)
+}
+
+// Set keeps upstream's record and returns the one it replaced.
+func (t *PauseTable) Set(upstream string, p Pause) (was Pause) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	was, t.m[upstream] = t.m[upstream], p
+	return was
 }
 
 // Pauses keeps which upstreams are paused: durably, so a pause survives a

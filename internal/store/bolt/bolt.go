@@ -93,8 +93,7 @@ type Store struct {
 	notify  func(upstream string)
 
 	pauseSet sync.Mutex             // held by SetPaused
-	pauseMu  sync.RWMutex           // guards pauses
-	pauses   map[string]store.Pause // the pauses bucket, read at open
+	pauses   *store.PauseTable      // the pauses bucket, read at open
 }
 
 var (

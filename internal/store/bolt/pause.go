@@ -3,7 +3,6 @@ package bolt
 import (
 	"context"
 	"encoding/json"
-	"maps"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -12,7 +11,7 @@ import (
 
 // loadPauses reads the pauses bucket. The process that holds the file lock
 // is the only writer, so memory stays the truth from here on.
-func loadPauses(db *bbolt.DB) (map[string]store.Pause, error) {
+func loadPauses(db *bbolt.DB) (*store.PauseTable, error) {
 	out := map[string]store.Pause{}
 	err := db.View(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketPauses).ForEach(func(k, v []byte) error {
@@ -24,7 +23,7 @@ func loadPauses(db *bbolt.DB) (map[string]store.Pause, error) {
 			return nil
 		})
 	})
-	return out, err
+	return store.NewPauseTable(out), err
 }
 
 // SetPaused implements store.Pauses: the record is on disk before memory
@@ -46,9 +45,7 @@ func (s *Store) SetPaused(ctx context.Context, upstream string, paused bool) (st
 	if err != nil {
 		return prior, err
 	}
-	s.pauseMu.Lock()
-	s.pauses[upstream] = p
-	s.pauseMu.Unlock()
+	s.pauses.Set(upstream, p)
 	if !paused {
 		s.queued(upstream)
 	}
@@ -57,14 +54,10 @@ func (s *Store) SetPaused(ctx context.Context, upstream string, paused bool) (st
 
 // PauseOf implements store.Pauses.
 func (s *Store) PauseOf(upstream string) store.Pause {
-	s.pauseMu.RLock()
-	defer s.pauseMu.RUnlock()
-	return s.pauses[upstream]
+	return s.pauses.Of(upstream)
 }
 
 // Pauses implements store.Pauses.
 func (s *Store) Pauses() map[string]store.Pause {
-	s.pauseMu.RLock()
-	defer s.pauseMu.RUnlock()
-	return maps.Clone(s.pauses)
+	return s.pauses.All()
 }

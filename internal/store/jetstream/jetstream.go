@@ -106,8 +106,7 @@ type Store struct {
 	dispatch  jetstream.ConsumeContext
 	notify    func(upstream string)
 
-	pauseMu sync.RWMutex
-	pauses  map[string]store.Pause // S_pauses, kept current by a watch
+	pauses *store.PauseTable // S_pauses, kept current by a watch
 
 	pendingSeen  atomic.Int64 // the work stream's count at the last refresh
 	pendingLocal atomic.Int64 // deliveries ingested here since then
@@ -138,7 +137,7 @@ func Open(opts Options) (*Store, error) {
 	}
 	s := &Store{opts: opts, now: opts.Now, subject: opts.Stream, consumers: map[string]jetstream.Consumer{},
 		ackWait: map[string]time.Duration{}, inflight: map[store.DeliveryKey]jetstream.Msg{}, stop: make(chan struct{}),
-		pauses: map[string]store.Pause{}}
+		pauses: store.NewPauseTable(nil)}
 	if s.now == nil {
 		s.now = time.Now
 	}

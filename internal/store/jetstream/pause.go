@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -96,10 +95,7 @@ func (s *Store) SetPaused(ctx context.Context, upstream string, paused bool) (st
 // applyPause keeps a record in memory and wakes the lane of a resumed
 // upstream on this instance.
 func (s *Store) applyPause(upstream string, p store.Pause) {
-	s.pauseMu.Lock()
-	was := s.pauses[upstream]
-	s.pauses[upstream] = p
-	s.pauseMu.Unlock()
+	was := s.pauses.Set(upstream, p)
 	if !was.Paused || p.Paused {
 		return
 	}
@@ -113,14 +109,10 @@ func (s *Store) applyPause(upstream string, p store.Pause) {
 
 // PauseOf implements store.Pauses.
 func (s *Store) PauseOf(upstream string) store.Pause {
-	s.pauseMu.RLock()
-	defer s.pauseMu.RUnlock()
-	return s.pauses[upstream]
+	return s.pauses.Of(upstream)
 }
 
 // Pauses implements store.Pauses.
 func (s *Store) Pauses() map[string]store.Pause {
-	s.pauseMu.RLock()
-	defer s.pauseMu.RUnlock()
-	return maps.Clone(s.pauses)
+	return s.pauses.All()
 }
