@@ -4,12 +4,12 @@
 package store
 
 import (
-	"maps"
-	"sync"
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
+	"sync"
 	"time"
 )
 

@@ -92,8 +92,8 @@ type Store struct {
 	leased  map[store.DeliveryKey]struct{} // claimed and not yet settled or released
 	notify  func(upstream string)
 
-	pauseSet sync.Mutex             // held by SetPaused
-	pauses   *store.PauseTable      // the pauses bucket, read at open
+	pauseSet sync.Mutex        // held by SetPaused
+	pauses   *store.PauseTable // the pauses bucket, read at open
 }
 
 var (
