@@ -15,13 +15,7 @@ import (
 // per store and lives in the pooled handle, so repeat suppression and the
 // rejected windows carry over a reload.
 func newAlerts(st store.Backend, logger *zap.Logger) *alert.Manager {
-	opts := alert.Options{Store: st, Logger: logger.Named("alerts")}
-	if o, ok := st.(interface {
-		OldestPendingByUpstream() (map[string]time.Time, error)
-	}); ok {
-		opts.Oldest = o.OldestPendingByUpstream
-	}
-	return alert.New(opts)
+	return alert.New(alert.Options{Store: st, Logger: logger.Named("alerts"), Oldest: st.OldestPendingByUpstream})
 }
 
 // alertTap hands a pipeline's outcomes to its store's alert manager. The

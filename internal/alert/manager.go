@@ -63,7 +63,7 @@ type Manager struct {
 	generations []generation
 	rules       []Rule
 	last        map[string]time.Time // by Alert.key: when last raised
-	windows     map[string]*window   // by rule, window and source
+	windows     map[windowKey]*window
 	stopped     bool
 
 	queue chan raised
@@ -92,7 +92,7 @@ func New(opts Options) *Manager {
 	}
 	m := &Manager{
 		ingest: opts.Store, oldest: opts.Oldest, log: opts.Logger, now: opts.Now, checkEvery: opts.CheckEvery,
-		last: map[string]time.Time{}, windows: map[string]*window{},
+		last: map[string]time.Time{}, windows: map[windowKey]*window{},
 		queue: make(chan raised, queueSize), wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	go m.run()
@@ -195,7 +195,7 @@ func (m *Manager) Observe(source, outcome string, _ time.Duration) {
 		if r.Rejected == nil {
 			continue
 		}
-		key := r.Name + "\x00" + r.Rejected.Window.String() + "\x00" + source
+		key := windowKey{rule: r.Name, window: r.Rejected.Window, source: source}
 		w := m.windows[key]
 		if w == nil {
 			w = &window{}
@@ -206,6 +206,15 @@ func (m *Manager) Observe(source, outcome string, _ time.Duration) {
 			m.raiseLocked(r, rejectedAlert(source, bad, total, r.Rejected.Window, now))
 		}
 	}
+}
+
+// windowKey names a rejected window: a rule whose window changes on a
+// reload starts a new one. A struct, so that counting a request allocates
+// nothing.
+type windowKey struct {
+	rule   string
+	window time.Duration
+	source string
 }
 
 // CheckPending raises oldest_pending alerts for the upstreams whose oldest

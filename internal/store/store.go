@@ -385,6 +385,9 @@ type Inspector interface {
 	Stats() (Stats, error)
 	// OldestPending returns the receive time of the oldest pending event.
 	OldestPending() (time.Time, bool)
+	// OldestPendingByUpstream returns, by upstream, the receive time of the
+	// oldest pending delivery's event, reading only the queues.
+	OldestPendingByUpstream() (map[string]time.Time, error)
 	// Timeline counts received events and attempts per minute since since.
 	Timeline(since time.Time) ([]TimelinePoint, bool, error)
 }
