@@ -94,18 +94,24 @@ func Config(cfg *config.Config) (*Parts, error) {
 	alerts, alertUpstreams := compileAlerts(cfg)
 	maps.Copy(upstreams, alertUpstreams) // config keeps the alert: prefix for these
 	return &Parts{Pipeline: pipeline, Upstreams: upstreams, Retention: cfg.Storage.Retention, Transports: transports,
-		Alerts: alerts, IPRangesRefresh: ipRangesRefresh(cfg, sources)}, nil
+		Alerts: alerts, IPRangesRefresh: ipRangesRefresh(cfg)}, nil
 }
 
 // ipRangesRefresh is the refresh interval when some source names a range,
 // so that a gateway without named ranges never calls the providers.
-func ipRangesRefresh(cfg *config.Config, sources []ingest.Source) time.Duration {
+func ipRangesRefresh(cfg *config.Config) time.Duration {
 	if cfg.IPRanges.Off {
 		return 0
 	}
-	for _, s := range sources {
-		if set, ok := s.AllowIPs.(*ipranges.Set); ok && set.Named() {
-			return cfg.IPRanges.Refresh
+	for _, src := range cfg.Sources {
+		allow := cfg.AllowIPs
+		if src.AllowIPs.Set {
+			allow = src.AllowIPs
+		}
+		for _, entry := range allow.Entries {
+			if !ipranges.IsAddress(entry) {
+				return cfg.IPRanges.Refresh
+			}
 		}
 	}
 	return 0
