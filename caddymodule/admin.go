@@ -468,8 +468,9 @@ func stats(w http.ResponseWriter, g *liveGateway) error {
 	return writeJSON(w, v)
 }
 
-// backup streams a consistent snapshot of the live bbolt store: a complete
-// store file as of one read transaction, its size announced in
+// backup streams a consistent snapshot of the live bbolt store: a tar of
+// the store file as of one read transaction and the body segments it
+// refers to (bolt.Store.Backup), its size announced in
 // Content-Length so a client can tell a complete copy from a cut one.
 // Writes go on meanwhile. It holds every stored body, header and learned
 // secret unmasked, so it is refused to browsers and to the inspector (both
@@ -491,9 +492,9 @@ func backup(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
 	n, err := src.Backup(w, func(size int64) {
 		sent = true
 		h := w.Header()
-		h.Set("Content-Type", "application/octet-stream")
+		h.Set("Content-Type", "application/x-tar")
 		h.Set("Content-Length", strconv.FormatInt(size, 10))
-		h.Set("Content-Disposition", `attachment; filename="hookgate-`+started.UTC().Format("20060102T150405Z")+`.db"`)
+		h.Set("Content-Disposition", `attachment; filename="hookgate-`+started.UTC().Format("20060102T150405Z")+`.tar"`)
 		h.Set("Cache-Control", "no-store")
 		h.Set("Hookgate-Store", g.handle.store.Path())
 		w.WriteHeader(http.StatusOK)

@@ -14,7 +14,8 @@ import (
 
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
-	bolt "go.etcd.io/bbolt"
+
+	"github.com/hookgate/hookgate/internal/store/bolt"
 )
 
 func init() {
@@ -28,14 +29,18 @@ Downloads a snapshot of the live bbolt store from the admin API
 The snapshot is one read transaction: it holds every event ACKed before the
 backup began, nothing half-written.
 
-The copy goes to <file>.tmp in the same folder, is synced to disk, checked
-(its length against the size the gateway announced, then opened read-only
-and walked with bbolt's consistency check), and only then renamed to <file>,
+A store is its file and the folder of body segments beside it
+(<store>.bodies), so a backup is too: <file> and <file>.bodies. The copy is
+unpacked to <file>.tmp and <file>.tmp.bodies in the same folder, synced to
+disk, checked (its length against the size the gateway announced, then
+opened read-only, walked with bbolt's consistency check, and every body read
+against its checksum), and only then renamed to <file> and <file>.bodies,
 and the folder synced. An existing <file> is kept unless --force.
 
-To restore: stop the gateway, put the file where its storage is (storage.path
-in routes.yaml, the Caddyfile's storage, or Caddy's data dir/hookgate/hookgate.db),
-start it. The JetStream store is backed up with NATS instead (nats stream backup).`,
+To restore: stop the gateway, put <file> where its storage is (storage.path
+in routes.yaml, the Caddyfile's storage, or Caddy's data dir/hookgate/hookgate.db)
+and <file>.bodies beside it as <storage>.bodies, start it. The JetStream
+store is backed up with NATS instead (nats stream backup).`,
 		CobraFunc: func(cmd *cobra.Command) {
 			addAdminFlags(cmd)
 			cmd.Flags().String("to", "", "file to write the snapshot to")
@@ -85,26 +90,29 @@ func runBackup(cmd *cobra.Command, _ []string) error {
 	return nil
 }
 
-// downloadBackup writes the snapshot to to+".tmp", syncs and checks it,
-// renames it to to and syncs the folder. On any failure the temporary file
-// is removed and to is left as it was.
+// downloadBackup unpacks the snapshot to to+".tmp" (and its body log to
+// to+".tmp.bodies"), syncs and checks it, renames both into place and syncs
+// the folder. On any failure the temporary copy is removed and to is left
+// as it was.
 func downloadBackup(c *adminClient, to string, force bool) (res backupResult, err error) {
 	tmp := to + ".tmp"
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 	if force {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+		os.Remove(tmp)
+		bolt.RemoveBodyLog(tmp)
 	}
-	f, err := os.OpenFile(tmp, flags, 0o600) // a backup holds bodies and secrets
+	// Claims the name, so two backups to one file do not mix.
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600) // a backup holds bodies and secrets
 	if errors.Is(err, os.ErrExist) {
 		return res, fmt.Errorf("%s exists: another backup is writing it, or one was interrupted (--force replaces it)", tmp)
 	}
 	if err != nil {
 		return res, err
 	}
+	f.Close()
 	defer func() {
 		if err != nil {
-			f.Close()
 			os.Remove(tmp)
+			bolt.RemoveBodyLog(tmp)
 		}
 	}()
 
@@ -134,21 +142,27 @@ func downloadBackup(c *adminClient, to string, force bool) (res backupResult, er
 		return res, fmt.Errorf("backup: the admin API sent no length; cannot tell a complete copy (is %s a Hookgate gateway?)", c.base)
 	}
 	res.Store, res.File = resp.Header.Get("Hookgate-Store"), to
-	res.Bytes, err = io.Copy(f, resp.Body)
-	if err != nil {
-		return res, fmt.Errorf("backup: after %d of %d bytes: %w", res.Bytes, resp.ContentLength, err)
+	counted := &countingReader{r: resp.Body}
+	if err = bolt.Unpack(counted, tmp); err != nil {
+		return res, fmt.Errorf("backup: after %d of %d bytes: %w", counted.n, resp.ContentLength, err)
 	}
-	if res.Bytes != resp.ContentLength {
+	// The archive's end may come before the announced length is read.
+	if _, err = io.Copy(io.Discard, counted); err != nil {
+		return res, fmt.Errorf("backup: after %d of %d bytes: %w", counted.n, resp.ContentLength, err)
+	}
+	if res.Bytes = counted.n; res.Bytes != resp.ContentLength {
 		return res, fmt.Errorf("backup: incomplete, %d of %d bytes", res.Bytes, resp.ContentLength)
 	}
-	if err = f.Sync(); err != nil {
-		return res, fmt.Errorf("backup: syncing %s: %w", tmp, err)
+	if res.Events, err = bolt.Check(tmp); err != nil {
+		return res, fmt.Errorf("backup: the copy fails its check: %w", err)
 	}
-	if err = f.Close(); err != nil {
-		return res, fmt.Errorf("backup: closing %s: %w", tmp, err)
+	if force {
+		if err = bolt.RemoveBodyLog(to); err != nil {
+			return res, err
+		}
 	}
-	if res.Events, err = checkBackup(tmp); err != nil {
-		return res, err
+	if err = os.Rename(tmp+".bodies", to+".bodies"); err != nil {
+		return res, fmt.Errorf("backup: %w (--force replaces an existing copy)", err)
 	}
 	if err = os.Rename(tmp, to); err != nil {
 		return res, err
@@ -156,35 +170,15 @@ func downloadBackup(c *adminClient, to string, force bool) (res backupResult, er
 	return res, syncDir(filepath.Dir(to))
 }
 
-// checkBackup opens a downloaded snapshot read-only, walks it with bbolt's
-// consistency check and makes sure it is a Hookgate store; it returns how
-// many events it holds.
-func checkBackup(path string) (events int, err error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
-	if err != nil {
-		return 0, fmt.Errorf("backup: the copy does not open as a bbolt file: %w", err)
-	}
-	defer db.Close()
-	err = db.View(func(tx *bolt.Tx) error {
-		var bad error
-		for err := range tx.Check() { // drained: Check's walker sends every error
-			if bad == nil {
-				bad = fmt.Errorf("backup: the copy fails bbolt's check: %w", err)
-			}
-		}
-		if bad != nil {
-			return bad
-		}
-		// The store's layout (internal/store): a meta bucket with the
-		// schema version, events keyed by id.
-		meta, evs := tx.Bucket([]byte("meta")), tx.Bucket([]byte("events"))
-		if meta == nil || meta.Get([]byte("version")) == nil || evs == nil {
-			return errors.New("backup: the copy is a bbolt file but not a Hookgate store")
-		}
-		events = evs.Stats().KeyN
-		return nil
-	})
-	return events, err
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // syncDir makes a rename in dir durable. Windows cannot sync a folder: there

@@ -1,7 +1,9 @@
 package caddymodule
 
 import (
+	"archive/tar"
 	"bytes"
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,16 +15,20 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/hookgate/hookgate/internal/store"
 	boltstore "github.com/hookgate/hookgate/internal/store/bolt"
 )
 
-// snapshots returns the bytes of a backup of a fresh store, and of a bbolt
-// file that is no Hookgate store.
+// snapshots returns the bytes of a backup of a store, and of an archive
+// shaped like one whose file is a bbolt file but no Hookgate store.
 func snapshots(t *testing.T) (hookgate, foreign []byte) {
 	t.Helper()
 	dir := t.TempDir()
 	s, err := boltstore.Open(filepath.Join(dir, "hookgate.db"), boltstore.Options{})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Ingest(context.Background(), &store.NewEvent{Event: &store.Event{Source: "s", Body: []byte("kept")}}); err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
@@ -39,7 +45,24 @@ func snapshots(t *testing.T) (hookgate, foreign []byte) {
 	if err := db.View(func(tx *bolt.Tx) error { _, err := tx.WriteTo(&other); return err }); err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes(), other.Bytes()
+	return buf.Bytes(), archive(t, map[string][]byte{boltstore.BackupFile: other.Bytes()})
+}
+
+// archive makes a tar of the named files.
+func archive(t *testing.T, files map[string][]byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for name, data := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Size: int64(len(data)), Mode: 0o600, Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write(data)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // TestDownloadBackup: only a complete copy that opens as a Hookgate store
@@ -48,6 +71,8 @@ func snapshots(t *testing.T) (hookgate, foreign []byte) {
 func TestDownloadBackup(t *testing.T) {
 	good, foreign := snapshots(t)
 	garbage := bytes.Repeat([]byte("not a database "), 1000)
+	notBolt := archive(t, map[string][]byte{boltstore.BackupFile: garbage})
+	escape := archive(t, map[string][]byte{boltstore.BackupFile + ".bodies/../../x.seg": garbage})
 	serve := func(body []byte, length int, status int) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path != "/hookgate/backup" || r.URL.Query().Get("store") != "/var/lib/x.db" {
@@ -79,7 +104,9 @@ func TestDownloadBackup(t *testing.T) {
 		{"complete", serve(good, len(good), 200), ""},
 		{"cut short", serve(good[:len(good)/2], len(good), 200), "bytes"},
 		{"no length", serve(good, -1, 200), "no length"},
-		{"not bbolt", serve(garbage, len(garbage), 200), "does not open"},
+		{"not an archive", serve(garbage, len(garbage), 200), "archive"},
+		{"not bbolt", serve(notBolt, len(notBolt), 200), "does not open"},
+		{"outside the store", serve(escape, len(escape), 200), "not part of a store"},
 		{"not hookgate", serve(foreign, len(foreign), 200), "not a Hookgate store"},
 		{"refused", serve([]byte(`{"error":"store jetstream:X is on NATS JetStream"}`), 0, 501), "NATS JetStream"},
 	} {
@@ -89,16 +116,26 @@ func TestDownloadBackup(t *testing.T) {
 			to := filepath.Join(t.TempDir(), "backup.db")
 			res, err := downloadBackup(&adminClient{base: srv.URL, store: "/var/lib/x.db"}, to, false)
 			_, statErr := os.Stat(to)
-			_, tmpErr := os.Stat(to + ".tmp")
-			if !os.IsNotExist(tmpErr) {
-				t.Errorf("%s.tmp left behind: %v", to, tmpErr)
+			for _, left := range []string{to + ".tmp", to + ".tmp.bodies"} {
+				if _, err := os.Stat(left); !os.IsNotExist(err) {
+					t.Errorf("%s left behind: %v", left, err)
+				}
 			}
 			if tc.want == "" {
-				if err != nil || statErr != nil || res.Bytes != int64(len(good)) || res.Store != "/var/lib/x.db" {
+				if err != nil || statErr != nil || res.Bytes != int64(len(good)) || res.Store != "/var/lib/x.db" || res.Events != 1 {
 					t.Fatalf("download: %+v, %v; file: %v", res, err, statErr)
 				}
-				if got, _ := os.ReadFile(to); !bytes.Equal(got, good) {
-					t.Fatal("the file differs from what was served")
+				s, err := boltstore.Open(to, boltstore.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				events, _, err := s.List(store.ListFilter{})
+				if err != nil || len(events) != 1 {
+					t.Fatalf("the copy lists %d events: %v", len(events), err)
+				}
+				if rec, err := s.Event(events[0].ID); err != nil || string(rec.Event.Body) != "kept" {
+					t.Fatalf("the copy's event: %v", err)
 				}
 				return
 			}
@@ -107,6 +144,9 @@ func TestDownloadBackup(t *testing.T) {
 			}
 			if !os.IsNotExist(statErr) {
 				t.Fatalf("a failed download left %s: %v", to, statErr)
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(to), "x.seg")); !os.IsNotExist(err) {
+				t.Fatalf("an entry wrote outside the store: %v", err)
 			}
 		})
 	}

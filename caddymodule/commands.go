@@ -317,9 +317,15 @@ func cmdCompact(fl caddycmd.Flags) (int, error) {
 	}
 	tmp := path + ".compact"
 	os.Remove(tmp)
+	bolt.RemoveBodyLog(tmp)
 	if err := bolt.Compact(tmp, path); err != nil {
 		os.Remove(tmp)
+		bolt.RemoveBodyLog(tmp)
 		return caddy.ExitCodeFailedStartup, fmt.Errorf("compacting %s (is the gateway still running?): %w", path, err)
+	}
+	// The copy's body log links the original's segments, which stay in place.
+	if err := bolt.RemoveBodyLog(tmp); err != nil {
+		return caddy.ExitCodeFailedStartup, err
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return caddy.ExitCodeFailedStartup, err

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,14 +12,13 @@ import (
 	"testing"
 	"time"
 
-	bbolt "go.etcd.io/bbolt"
-
 	"github.com/hookgate/hookgate/internal/store"
 )
 
 // TestBackupWhileWriting takes a snapshot while a writer keeps ingesting,
 // and holds the copy open until the writer has committed more events: the
-// snapshot opens as a store, passes bbolt's consistency check, holds every
+// snapshot unpacks as a store, passes bbolt's consistency check and every
+// body's checksum, holds every
 // event committed before the backup began with its body and deliveries, and
 // none of the events whose writes began after it (a copy of the live file
 // would have them, or be torn).
@@ -101,23 +99,11 @@ func TestBackupWhileWriting(t *testing.T) {
 	}
 
 	path := filepath.Join(t.TempDir(), "backup.db")
-	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+	if err := Unpack(bytes.NewReader(buf.Bytes()), path); err != nil {
 		t.Fatal(err)
 	}
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: time.Second})
-	if err != nil {
-		t.Fatalf("the snapshot does not open: %v", err)
-	}
-	err = db.View(func(tx *bbolt.Tx) error {
-		var bad error
-		for err := range tx.Check() { // drained: Check's walker sends every error
-			bad = errors.Join(bad, err)
-		}
-		return bad
-	})
-	db.Close()
-	if err != nil {
-		t.Fatalf("the snapshot fails bbolt's check: %v", err)
+	if events, err := Check(path); err != nil || events < len(committed) {
+		t.Fatalf("the unpacked snapshot fails its check (%d events): %v", events, err)
 	}
 
 	restored := openTest(t, path, c)

@@ -1,5 +1,6 @@
 // Package bolt is the embedded store: events, their dedup keys, the delivery
-// queue and the attempts in one bbolt file.
+// queue and the attempts in one bbolt file, and the events' bodies in a log
+// of segment files beside it (bodylog.go).
 package bolt
 
 import (
@@ -9,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -28,11 +28,12 @@ import (
 // Bucket layout. Keys are fixed-width and big-endian, so cursors walk them in
 // time order:
 //
-//	events      id(16)                      → event metadata (JSON)
-//	bodies      id(16)                      → raw body
+//	events      id(16)                      → event metadata and where its body is (codec.go)
+//	bodies      id(16)                      → raw body, in files from before the body log
+//	segments    segment(8)                  → how many events' bodies it holds (8)
 //	dedup       source 0x00 key             → id(16) ‖ expiresUnixNano(8)
-//	deliveries  id(16) ‖ index(2)           → delivery (JSON)
-//	attempts    id(16) ‖ index(2) ‖ n(4)    → attempt (JSON)
+//	deliveries  id(16) ‖ index(2)           → delivery (codec.go)
+//	attempts    id(16) ‖ index(2) ‖ n(4)    → attempt (codec.go)
 //	queue/<upstream>  dueUnixNano(8) ‖ id(16) ‖ index(2) → empty
 //	learned_secrets  scope                  → a secret learned in a handshake (JSON)
 //	delivery_bodies  id(16) ‖ index(2)      → a route's transformed body
@@ -52,9 +53,13 @@ var (
 	bucketOrder   = []byte("order")
 	bucketDBodies = []byte("delivery_bodies")
 	bucketPauses  = []byte("pauses")
+	bucketSegs    = []byte("segments")
 )
 
-const schemaVersion = 1
+// schemaVersion 2 keeps bodies in the body log and records in codec.go's
+// encoding; Open upgrades a version 1 file (bodies in the B+tree, records
+// in JSON) in place.
+const schemaVersion = 2
 
 // maxBatch bounds how many writes share one commit.
 const maxBatch = 256
@@ -65,14 +70,22 @@ type Options struct {
 	OpenTimeout time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Logf, when set, is told of an upgrade of the file's format at open.
+	Logf func(format string, args ...any)
 }
 
 // Store is the embedded store: one bbolt file, writes group-committed.
 type Store struct {
-	db   *bbolt.DB
-	path string
-	now  func() time.Time
-	ids  store.IDSource
+	db     *bbolt.DB
+	path   string
+	now    func() time.Time
+	ids    store.IDSource
+	bodies *bodyLog
+
+	// The writer's reused buffers for a batch's bodies.
+	bodyBatch [][]byte
+	frameBuf  []byte
+	refBuf    []bodyRef
 
 	writes    chan *writeOp
 	sendMu    sync.RWMutex // senders hold it shared; Close takes it to stop sends
@@ -102,8 +115,14 @@ var (
 )
 
 type writeOp struct {
-	fn   func(*bbolt.Tx) error
-	done chan error
+	fn func(tx *bbolt.Tx, body bodyRef) error
+	// body, when hasBody, is appended to the body log before the commit
+	// that runs fn, and ref says where it is once framed.
+	body    []byte
+	hasBody bool
+	framed  bool
+	ref     bodyRef
+	done    chan error
 }
 
 var writeOpPool = sync.Pool{New: func() any { return &writeOp{done: make(chan error, 1)} }}
@@ -137,8 +156,9 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
 	var lastID store.ID
+	version := uint64(schemaVersion)
 	err = db.Update(func(tx *bbolt.Tx) error {
-		for _, name := range [][]byte{bucketEvents, bucketBodies, bucketDedup, bucketDeliveries, bucketAttempts, bucketQueue, bucketMeta, bucketLearned, bucketOrder, bucketDBodies, bucketPauses} {
+		for _, name := range [][]byte{bucketEvents, bucketBodies, bucketDedup, bucketDeliveries, bucketAttempts, bucketQueue, bucketMeta, bucketLearned, bucketOrder, bucketDBodies, bucketPauses, bucketSegs} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
@@ -149,8 +169,9 @@ func Open(path string, opts Options) (*Store, error) {
 		}
 		meta := tx.Bucket(bucketMeta)
 		if v := meta.Get([]byte("version")); v != nil {
-			if got := binary.BigEndian.Uint64(v); got != schemaVersion {
-				return fmt.Errorf("file has schema version %d, this build reads %d", got, schemaVersion)
+			version = binary.BigEndian.Uint64(v)
+			if version != 1 && version != schemaVersion {
+				return fmt.Errorf("file has schema version %d, this build reads 1 and %d", version, schemaVersion)
 			}
 			return nil
 		}
@@ -160,7 +181,13 @@ func Open(path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
+	bodies, err := openBodyLog(bodyLogDir(path))
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening store %s: %w", path, err)
+	}
 	s := &Store{
+		bodies:    bodies,
 		db:        db,
 		path:      path,
 		now:       opts.Now,
@@ -170,9 +197,21 @@ func Open(path string, opts Options) (*Store, error) {
 		leased:    map[store.DeliveryKey]struct{}{},
 	}
 	s.ids.Continue(lastID)
-	if s.pauses, err = loadPauses(db); err != nil {
+	fail := func(what string, err error) (*Store, error) {
+		bodies.close()
 		db.Close()
-		return nil, fmt.Errorf("opening store %s: reading paused upstreams: %w", path, err)
+		return nil, fmt.Errorf("opening store %s: %s: %w", path, what, err)
+	}
+	if version == 1 {
+		if err := s.upgrade(opts.Logf); err != nil {
+			return fail("upgrading its format", err)
+		}
+	}
+	if err := s.removeUnreferencedSegments(); err != nil {
+		return fail("removing body segments no event refers to", err)
+	}
+	if s.pauses, err = loadPauses(db); err != nil {
+		return fail("reading paused upstreams", err)
 	}
 	err = db.View(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketQueue).ForEachBucket(func(name []byte) error {
@@ -181,8 +220,7 @@ func Open(path string, opts Options) (*Store, error) {
 		})
 	})
 	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("opening store %s: counting pending deliveries: %w", path, err)
+		return fail("counting pending deliveries", err)
 	}
 	go s.writer()
 	return s, nil
@@ -213,43 +251,27 @@ func (s *Store) Close() error {
 		close(s.closing)
 		s.sendMu.Unlock()
 		<-s.writerEnd
-		s.closeErr = s.db.Close()
+		s.closeErr = errors.Join(s.db.Close(), s.bodies.close())
 	})
 	return s.closeErr
-}
-
-// Backup writes a consistent snapshot of the store to w while the store
-// keeps running: a copy of the file as of one read transaction, so it holds
-// every write committed (and so every event ACKed) before Backup began, and
-// nothing half-written. The copy is a complete bbolt file that opens as a
-// store. sized, if not nil, is told the snapshot's size in bytes before its
-// first byte is written (Backup then writes exactly that many, or fails), so
-// a receiver can tell a complete copy from a truncated one.
-//
-// Writers go on during the copy, but pages they free are not reused until it
-// ends, so a long copy under load grows the file a little; a copy that is
-// never read (w blocks) holds that transaction open. Keep w moving.
-func (s *Store) Backup(w io.Writer, sized func(size int64)) (int64, error) {
-	var n int64
-	err := s.db.View(func(tx *bbolt.Tx) error {
-		if sized != nil {
-			sized(tx.Size())
-		}
-		var err error
-		n, err = tx.WriteTo(w)
-		return err
-	})
-	if err != nil {
-		return n, fmt.Errorf("backing up store %s: %w", s.path, err)
-	}
-	return n, nil
 }
 
 // update runs fn in a write transaction shared with other concurrent
 // writers and returns once that transaction is on disk.
 func (s *Store) update(ctx context.Context, fn func(*bbolt.Tx) error) error {
+	return s.write(ctx, nil, false, func(tx *bbolt.Tx, _ bodyRef) error { return fn(tx) })
+}
+
+// updateWithBody is update for a write that stores a body: the body is
+// appended to the body log and synced before the transaction commits, and
+// fn is told where it is.
+func (s *Store) updateWithBody(ctx context.Context, body []byte, fn func(*bbolt.Tx, bodyRef) error) error {
+	return s.write(ctx, body, true, fn)
+}
+
+func (s *Store) write(ctx context.Context, body []byte, hasBody bool, fn func(*bbolt.Tx, bodyRef) error) error {
 	op := writeOpPool.Get().(*writeOp)
-	op.fn = fn
+	op.fn, op.body, op.hasBody, op.framed = fn, body, hasBody, false
 	s.sendMu.RLock()
 	if s.closed {
 		s.sendMu.RUnlock()
@@ -265,7 +287,7 @@ func (s *Store) update(ctx context.Context, fn func(*bbolt.Tx) error) error {
 	// Once queued, the op is always answered; wait for it even if ctx ends,
 	// so the caller never reports failure for a write that landed.
 	err := <-op.done
-	op.fn = nil
+	op.fn, op.body = nil, nil
 	writeOpPool.Put(op)
 	return err
 }
@@ -309,18 +331,40 @@ func (s *Store) refuseQueued() {
 }
 
 func (s *Store) commit(batch []*writeOp) {
+	synced, err := s.appendBodies(batch)
+	if err != nil {
+		for _, op := range batch {
+			op.done <- fmt.Errorf("%w: %v", store.ErrUnavailable, err)
+		}
+		return
+	}
+	// The bodies are written and synced while the transaction is built;
+	// it commits only once they are on disk.
+	var syncErr error
+	waitBodies := func() error {
+		if synced != nil {
+			syncErr, synced = <-synced, nil
+		}
+		return syncErr
+	}
 	failed := -1
 	var txID uint64
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err = s.db.Update(func(tx *bbolt.Tx) error {
 		txID = uint64(tx.ID())
 		for i, op := range batch {
-			if err := op.fn(tx); err != nil {
+			if err := op.fn(tx, op.ref); err != nil {
 				failed = i
 				return err
 			}
 		}
-		return nil
+		return waitBodies()
 	})
+	if waitBodies() != nil {
+		for _, op := range batch {
+			op.done <- fmt.Errorf("%w: %v", store.ErrUnavailable, syncErr)
+		}
+		return
+	}
 	if err == nil {
 		s.durableTx.Store(txID)
 		s.commits.Add(1)
@@ -343,6 +387,36 @@ func (s *Store) commit(batch []*writeOp) {
 	for _, op := range batch {
 		s.commit([]*writeOp{op})
 	}
+}
+
+// appendBodies frames the bodies of a batch's writes and starts writing
+// and syncing them; the channel answers once they are on disk, or is nil
+// when the batch stores no new body.
+func (s *Store) appendBodies(batch []*writeOp) (chan error, error) {
+	s.bodyBatch = s.bodyBatch[:0]
+	for _, op := range batch {
+		if op.hasBody && !op.framed {
+			s.bodyBatch = append(s.bodyBatch, op.body)
+		}
+	}
+	if len(s.bodyBatch) == 0 {
+		return nil, nil
+	}
+	buf, refs, err := s.bodies.frames(s.frameBuf[:0], s.bodyBatch, s.refBuf[:0])
+	if err != nil {
+		return nil, err
+	}
+	s.frameBuf, s.refBuf = buf, refs
+	for _, op := range batch {
+		if op.hasBody && !op.framed {
+			op.ref, refs = refs[0], refs[1:]
+			op.framed = true
+		}
+	}
+	clear(s.bodyBatch)
+	synced := make(chan error, 1)
+	go func() { synced <- s.bodies.write(buf) }()
+	return synced, nil
 }
 
 func eventKey(id store.ID) []byte { return id[:] }
@@ -430,12 +504,9 @@ func (s *Store) Ingest(ctx context.Context, e *store.NewEvent) (store.IngestResu
 		rk = append(append([]byte(e.Event.Source), 1), e.ReplayKey...)
 	}
 	e.Event.ID = s.ids.Next(now)
-	meta, err := json.Marshal(e.Event)
-	if err != nil {
-		return store.IngestResult{}, fmt.Errorf("encoding event: %w", err)
-	}
+	meta := encodeEvent(e.Event)
 	var result store.IngestResult
-	err = s.update(ctx, func(tx *bbolt.Tx) error {
+	err := s.updateWithBody(ctx, e.Event.Body, func(tx *bbolt.Tx, body bodyRef) error {
 		result = store.IngestResult{ID: e.Event.ID}
 		for _, k := range [][]byte{dk, gk} {
 			if k == nil {
@@ -455,11 +526,10 @@ func (s *Store) Ingest(ctx context.Context, e *store.NewEvent) (store.IngestResu
 				return err
 			}
 		}
-		id := eventKey(e.Event.ID)
-		if err := tx.Bucket(bucketEvents).Put(id, meta); err != nil {
+		if err := putEvent(tx, e.Event.ID, appendBodyRef(meta, body)); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bucketBodies).Put(id, e.Event.Body); err != nil {
+		if err := countSegment(tx, body.segment, 1); err != nil {
 			return err
 		}
 		for _, k := range [][]byte{dk, gk} {
@@ -515,7 +585,7 @@ func addDeliveries(tx *bbolt.Tx, id store.ID, first int, targets []store.Target,
 func (s *Store) AddDeliveries(ctx context.Context, id store.ID, targets []store.Target) error {
 	now := s.now()
 	err := s.update(ctx, func(tx *bbolt.Tx) error {
-		e, err := eventMeta(tx, id[:])
+		e, body, err := eventMeta(tx, id[:])
 		if err != nil {
 			return err
 		}
@@ -528,11 +598,7 @@ func (s *Store) AddDeliveries(ctx context.Context, id store.ID, targets []store.
 			return fmt.Errorf("event %s has too many deliveries", id)
 		}
 		e.Unrouted, e.Quarantined = false, ""
-		meta, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		if err := tx.Bucket(bucketEvents).Put(id[:], meta); err != nil {
+		if err := rewriteEvent(tx, e, body); err != nil {
 			return err
 		}
 		return addDeliveries(tx, id, next, targets, now)
@@ -569,11 +635,51 @@ func (s *Store) durableDuplicate(dk []byte, now time.Time) (store.ID, bool) {
 }
 
 func putDelivery(tx *bbolt.Tx, d *store.Delivery) error {
-	v, err := json.Marshal(d)
-	if err != nil {
-		return err
+	b := tx.Bucket(bucketDeliveries)
+	b.FillPercent = appendFill
+	return b.Put(deliveryKey(d.Key), encodeDelivery(d))
+}
+
+// appendFill is how full a page of a bucket whose keys grow with time is
+// left when it splits: such pages are rarely written again, and bbolt's
+// default (half) would leave half of each empty for good.
+const appendFill = 0.9
+
+func putEvent(tx *bbolt.Tx, id store.ID, record []byte) error {
+	b := tx.Bucket(bucketEvents)
+	b.FillPercent = appendFill
+	return b.Put(eventKey(id), record)
+}
+
+// rewriteEvent stores changed metadata of an event, keeping its body where
+// it is: in the body log, or, for an event stored before it, in the bodies
+// bucket.
+func rewriteEvent(tx *bbolt.Tx, e *store.Event, body *bodyRef) error {
+	meta := encodeEvent(e)
+	if body != nil {
+		meta = appendBodyRef(meta, *body)
 	}
-	return tx.Bucket(bucketDeliveries).Put(deliveryKey(d.Key), v)
+	return putEvent(tx, e.ID, meta)
+}
+
+// countSegment adds delta to the number of events whose bodies are in a
+// segment and reports whether none is left.
+func countSegment(tx *bbolt.Tx, segment uint64, delta int64) error {
+	_, err := addToSegment(tx, segment, delta)
+	return err
+}
+
+func addToSegment(tx *bbolt.Tx, segment uint64, delta int64) (left int64, err error) {
+	b := tx.Bucket(bucketSegs)
+	key := binary.BigEndian.AppendUint64(nil, segment)
+	if v := b.Get(key); len(v) == 8 {
+		left = int64(binary.BigEndian.Uint64(v))
+	}
+	left = max(left+delta, 0)
+	if left == 0 {
+		return 0, b.Delete(key)
+	}
+	return left, b.Put(key, binary.BigEndian.AppendUint64(nil, uint64(left)))
 }
 
 // enqueue puts a pending delivery on its upstream's queue and, for ordered
@@ -622,22 +728,25 @@ func getDelivery(tx *bbolt.Tx, k store.DeliveryKey) (*store.Delivery, error) {
 		return nil, store.ErrNotFound
 	}
 	d := &store.Delivery{Key: k}
-	if err := json.Unmarshal(v, d); err != nil {
-		return nil, fmt.Errorf("decoding delivery: %w", err)
+	if err := decodeDelivery(v, d); err != nil {
+		return nil, err
 	}
 	return d, nil
 }
 
-func getEvent(tx *bbolt.Tx, id store.ID) (*store.Event, error) {
-	v := tx.Bucket(bucketEvents).Get(eventKey(id))
-	if v == nil {
-		return nil, store.ErrNotFound
+// getEvent reads an event with its body.
+func (s *Store) getEvent(tx *bbolt.Tx, id store.ID) (*store.Event, error) {
+	e, ref, err := eventMeta(tx, id[:])
+	if err != nil {
+		return nil, err
 	}
-	e := &store.Event{}
-	if err := json.Unmarshal(v, e); err != nil {
-		return nil, fmt.Errorf("decoding event: %w", err)
+	if ref == nil {
+		e.Body = bytes.Clone(tx.Bucket(bucketBodies).Get(eventKey(id)))
+		return e, nil
 	}
-	e.Body = bytes.Clone(tx.Bucket(bucketBodies).Get(eventKey(id)))
+	if e.Body, err = s.bodies.read(*ref); err != nil {
+		return nil, fmt.Errorf("event %s: %w", id, err)
+	}
 	return e, nil
 }
 
@@ -645,7 +754,7 @@ func getEvent(tx *bbolt.Tx, id store.ID) (*store.Event, error) {
 func (s *Store) Event(id store.ID) (*store.EventRecord, error) {
 	rec := &store.EventRecord{Attempts: map[uint16][]store.Attempt{}}
 	err := s.db.View(func(tx *bbolt.Tx) error {
-		e, err := getEvent(tx, id)
+		e, err := s.getEvent(tx, id)
 		if err != nil {
 			return err
 		}
@@ -653,7 +762,7 @@ func (s *Store) Event(id store.ID) (*store.EventRecord, error) {
 		c := tx.Bucket(bucketDeliveries).Cursor()
 		for k, v := c.Seek(id[:]); k != nil && bytes.HasPrefix(k, id[:]); k, v = c.Next() {
 			d := store.Delivery{Key: parseDeliveryKey(k)}
-			if err := json.Unmarshal(v, &d); err != nil {
+			if err := decodeDelivery(v, &d); err != nil {
 				return err
 			}
 			rec.Deliveries = append(rec.Deliveries, d)
@@ -661,7 +770,7 @@ func (s *Store) Event(id store.ID) (*store.EventRecord, error) {
 		c = tx.Bucket(bucketAttempts).Cursor()
 		for k, v := c.Seek(id[:]); k != nil && bytes.HasPrefix(k, id[:]); k, v = c.Next() {
 			var a store.Attempt
-			if err := json.Unmarshal(v, &a); err != nil {
+			if err := decodeAttempt(v, &a); err != nil {
 				return err
 			}
 			idx := binary.BigEndian.Uint16(k[16:18])

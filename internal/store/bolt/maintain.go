@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
+	"errors"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -24,17 +27,23 @@ func idAt(t time.Time) store.ID {
 	return id
 }
 
-// eventMeta reads an event's metadata without its body.
-func eventMeta(tx *bbolt.Tx, id []byte) (*store.Event, error) {
+// eventMeta reads an event's metadata without its body, and where its body
+// is in the body log: nil for an event that keeps it in the bodies bucket.
+func eventMeta(tx *bbolt.Tx, id []byte) (*store.Event, *bodyRef, error) {
 	v := tx.Bucket(bucketEvents).Get(id)
 	if v == nil {
-		return nil, store.ErrNotFound
+		return nil, nil, store.ErrNotFound
 	}
 	e := &store.Event{}
-	if err := json.Unmarshal(v, e); err != nil {
-		return nil, err
+	ref, ok, err := decodeEvent(v, e)
+	if err != nil {
+		return nil, nil, err
 	}
-	return e, nil
+	copy(e.ID[:], id)
+	if !ok {
+		return e, nil, nil
+	}
+	return e, &ref, nil
 }
 
 // Replay implements store.Queue.
@@ -71,7 +80,7 @@ func (s *Store) Replay(ctx context.Context, f store.ReplayFilter) (store.ReplayR
 				break
 			}
 			d := &store.Delivery{Key: key}
-			if err := json.Unmarshal(v, d); err != nil {
+			if err := decodeDelivery(v, d); err != nil {
 				return err
 			}
 			if !slices.Contains(f.States, d.State) || (f.Upstream != "" && d.Upstream != f.Upstream) {
@@ -140,7 +149,7 @@ func (c *sourceCache) of(id store.ID) (string, error) {
 	if c.ok && c.id == id {
 		return c.source, nil
 	}
-	e, err := eventMeta(c.tx, id[:])
+	e, _, err := eventMeta(c.tx, id[:])
 	if err != nil {
 		return "", err
 	}
@@ -196,8 +205,9 @@ func (s *Store) sweepEvents(ctx context.Context, cutoff time.Time, batch int, re
 	cutoffID := idAt(cutoff)
 	var deleted int
 	var next []byte
+	var emptied []uint64
 	err := s.update(ctx, func(tx *bbolt.Tx) error {
-		deleted, next = 0, nil
+		deleted, next, emptied = 0, nil, nil
 		events := tx.Bucket(bucketEvents)
 		c := events.Cursor()
 		var k []byte
@@ -221,13 +231,18 @@ func (s *Store) sweepEvents(ctx context.Context, cutoff time.Time, batch int, re
 			}
 		}
 		for _, id := range doomed {
-			if err := deleteEvent(tx, id); err != nil {
+			if err := deleteEvent(tx, id, &emptied); err != nil {
 				return err
 			}
 		}
 		deleted = len(doomed)
 		return nil
 	})
+	if err == nil && len(emptied) > 0 {
+		// Once the deletions are on disk no record refers to these
+		// segments; one left behind by a crash here goes at the next open.
+		err = s.bodies.remove(emptied...)
+	}
 	return deleted, next, err
 }
 
@@ -235,7 +250,7 @@ func allFinished(tx *bbolt.Tx, id []byte) (bool, error) {
 	c := tx.Bucket(bucketDeliveries).Cursor()
 	for k, v := c.Seek(id); k != nil && bytes.HasPrefix(k, id); k, v = c.Next() {
 		var d store.Delivery
-		if err := json.Unmarshal(v, &d); err != nil {
+		if err := decodeDelivery(v, &d); err != nil {
 			return false, err
 		}
 		if d.State == store.StatePending {
@@ -246,14 +261,28 @@ func allFinished(tx *bbolt.Tx, id []byte) (bool, error) {
 }
 
 // deleteEvent removes an event with its body, deliveries, attempts and, if
-// it still points at this event, its dedup key.
-func deleteEvent(tx *bbolt.Tx, id []byte) error {
-	if e, err := eventMeta(tx, id); err == nil && e.DedupKey != "" {
+// it still points at this event, its dedup key. A body log segment it
+// leaves with no body in use is added to emptied.
+func deleteEvent(tx *bbolt.Tx, id []byte, emptied *[]uint64) error {
+	e, ref, err := eventMeta(tx, id)
+	if err != nil {
+		return err
+	}
+	if e.DedupKey != "" {
 		dk := dedupKey(e.Source, e.DedupKey)
 		if v := tx.Bucket(bucketDedup).Get(dk); len(v) == 24 && bytes.Equal(v[:16], id) {
 			if err := tx.Bucket(bucketDedup).Delete(dk); err != nil {
 				return err
 			}
+		}
+	}
+	if ref != nil {
+		left, err := addToSegment(tx, ref.segment, -1)
+		if err != nil {
+			return err
+		}
+		if left == 0 {
+			*emptied = append(*emptied, ref.segment)
 		}
 	}
 	for _, name := range [][]byte{bucketDeliveries, bucketAttempts, bucketDBodies} {
@@ -295,8 +324,13 @@ func (s *Store) sweepDedup(ctx context.Context, batch int) (int, error) {
 }
 
 // Compact copies the store at src into a new file at dst, leaving out free
-// pages; src must not be open elsewhere.
+// pages, with dst's body log linked (or copied) from src's; src must not be
+// open elsewhere. Renaming dst over src then leaves src's own body log in
+// place, which dst's links duplicate: remove dst's with RemoveBodyLog.
 func Compact(dst, src string) error {
+	if err := linkBodyLog(bodyLogDir(dst), bodyLogDir(src)); err != nil {
+		return err
+	}
 	from, err := bbolt.Open(src, 0o600, &bbolt.Options{Timeout: time.Second, ReadOnly: true})
 	if err != nil {
 		return err
@@ -358,3 +392,40 @@ func (s *Store) EachPending(fn func(rec *store.EventRecord, bodies map[uint16][]
 	}
 	return nil
 }
+
+// linkBodyLog fills a new body log folder with hard links to the segments
+// of another, or copies where links cannot be made.
+func linkBodyLog(dst, src string) error {
+	entries, err := os.ReadDir(src)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".seg") {
+			continue
+		}
+		from, to := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())
+		if err := os.Link(from, to); err == nil {
+			continue
+		}
+		in, err := os.Open(from)
+		if err != nil {
+			return err
+		}
+		err = writeSynced(to, in)
+		in.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return syncDir(dst)
+}
+
+// RemoveBodyLog removes the body log folder of a store file at path.
+func RemoveBodyLog(path string) error { return os.RemoveAll(bodyLogDir(path)) }

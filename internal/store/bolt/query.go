@@ -3,7 +3,6 @@ package bolt
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -18,7 +17,7 @@ func deliveriesOf(tx *bbolt.Tx, id []byte) ([]store.Delivery, error) {
 	c := tx.Bucket(bucketDeliveries).Cursor()
 	for k, v := c.Seek(id); k != nil && bytes.HasPrefix(k, id); k, v = c.Next() {
 		d := store.Delivery{Key: parseDeliveryKey(k)}
-		if err := json.Unmarshal(v, &d); err != nil {
+		if err := decodeDelivery(v, &d); err != nil {
 			return nil, err
 		}
 		out = append(out, d)
@@ -66,8 +65,8 @@ func (s *Store) List(f store.ListFilter) ([]store.EventSummary, *store.ID, error
 				next = &last
 				break
 			}
-			e := &store.Event{}
-			if err := json.Unmarshal(v, e); err != nil {
+			e := &store.Event{ID: id}
+			if _, _, err := decodeEvent(v, e); err != nil {
 				return err
 			}
 			if f.Source != "" && e.Source != f.Source {
@@ -143,17 +142,21 @@ func (s *Store) Stats() (store.Stats, error) {
 		st.Events = tx.Bucket(bucketEvents).Stats().KeyN
 		c := tx.Bucket(bucketEvents).Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
-			if bytes.Contains(v, []byte(`"unrouted":true`)) {
+			var e store.Event
+			if _, _, err := decodeEvent(v, &e); err != nil {
+				return err
+			}
+			if e.Unrouted {
 				st.Unrouted++
 			}
-			if bytes.Contains(v, []byte(`"quarantined":`)) {
+			if e.Quarantined != "" {
 				st.Quarantined++
 			}
 		}
 		dc := tx.Bucket(bucketDeliveries).Cursor()
 		for k, v := dc.First(); k != nil; k, v = dc.Next() {
 			var d store.Delivery
-			if err := json.Unmarshal(v, &d); err != nil {
+			if err := decodeDelivery(v, &d); err != nil {
 				return err
 			}
 			st.Count(d.Upstream, d.State, 1)
@@ -254,7 +257,7 @@ func (s *Store) Timeline(since time.Time) (points []store.TimelinePoint, truncat
 			}
 			seen++
 			var a store.Attempt
-			if json.Unmarshal(v, &a) != nil {
+			if decodeAttempt(v, &a) != nil {
 				continue
 			}
 			i := slot(a.At)

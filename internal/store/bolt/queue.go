@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -44,7 +43,7 @@ func (s *Store) Claim(_ context.Context, upstream string, now time.Time, limit i
 	var c store.Claimed
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		var err error
-		c, err = due(tx, upstream, now, limit, s.leased)
+		c, err = s.due(tx, upstream, now, limit, s.leased)
 		return err
 	})
 	if err != nil {
@@ -62,7 +61,7 @@ func (s *Store) Due(upstream string, now time.Time, limit int) ([]store.Task, er
 	var c store.Claimed
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		var err error
-		c, err = due(tx, upstream, now, limit, nil)
+		c, err = s.due(tx, upstream, now, limit, nil)
 		return err
 	})
 	return c.Tasks, err
@@ -71,7 +70,7 @@ func (s *Store) Due(upstream string, now time.Time, limit int) ([]store.Task, er
 // due walks upstream's queue in due order, past the deliveries in skip and
 // those waiting behind an earlier one with their order key, taking up to
 // limit that are due at now; the first one it does not take gives Next.
-func due(tx *bbolt.Tx, upstream string, now time.Time, limit int, skip map[store.DeliveryKey]struct{}) (store.Claimed, error) {
+func (s *Store) due(tx *bbolt.Tx, upstream string, now time.Time, limit int, skip map[store.DeliveryKey]struct{}) (store.Claimed, error) {
 	var c store.Claimed
 	q := tx.Bucket(bucketQueue).Bucket([]byte(upstream))
 	if q == nil {
@@ -101,7 +100,7 @@ func due(tx *bbolt.Tx, upstream string, now time.Time, limit int, skip map[store
 			c.Next, c.HasNext = time.Unix(0, int64(at)), true
 			return c, nil
 		}
-		e, err := getEvent(tx, key.Event)
+		e, err := s.getEvent(tx, key.Event)
 		if err != nil {
 			return c, err
 		}
@@ -124,11 +123,8 @@ func (s *Store) Release(k store.DeliveryKey) {
 // Settle implements store.Queue. A delivery need not be leased to be
 // settled here; one that is keeps its lease when the write fails.
 func (s *Store) Settle(ctx context.Context, o store.Outcome) error {
-	attempt, err := json.Marshal(o.Attempt)
-	if err != nil {
-		return err
-	}
-	err = s.update(ctx, func(tx *bbolt.Tx) error {
+	attempt := encodeAttempt(&o.Attempt)
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		d, err := getDelivery(tx, o.Key)
 		if err != nil {
 			return err
@@ -141,7 +137,9 @@ func (s *Store) Settle(ctx context.Context, o store.Outcome) error {
 				return err
 			}
 		}
-		if err := tx.Bucket(bucketAttempts).Put(attemptKey(o.Key, o.Attempt.N), attempt); err != nil {
+		attempts := tx.Bucket(bucketAttempts)
+		attempts.FillPercent = appendFill
+		if err := attempts.Put(attemptKey(o.Key, o.Attempt.N), attempt); err != nil {
 			return err
 		}
 		d.Attempts = o.Attempt.N

@@ -1,0 +1,368 @@
+package bolt
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// The body log keeps event bodies out of the B+tree: bodies are appended
+// to segment files in a folder beside the store file, and each event
+// record holds its body's segment, offset and length. The writer appends a
+// batch's bodies with one write and one fdatasync before the bbolt commit
+// that refers to them, so a record never points at bytes that are not on
+// disk. Events are stored in time order, so retention empties segments
+// from the oldest, and a segment is deleted whole once no event refers to
+// it.
+//
+// Each body is framed as length(4) ‖ crc32c(length ‖ body)(4) ‖ body. At
+// open, the newest segment is read frame by frame and cut at the first
+// frame that does not check: a tail torn by a crash, which no record
+// refers to.
+
+// frameHeader is the length and checksum before each body.
+const frameHeader = 8
+
+// segmentTarget is the size past which the next batch starts a new
+// segment: large enough that a segment file is opened rarely, small
+// enough that retention gives space back soon. A variable for tests.
+var segmentTarget int64 = 64 << 20
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// bodyRef says where a body is: its frame's segment and offset, and the
+// body's length.
+type bodyRef struct {
+	segment uint64
+	offset  int64
+	length  int
+}
+
+// bodyLogDir is the folder of a store file's body segments.
+func bodyLogDir(storePath string) string { return storePath + ".bodies" }
+
+func segmentName(n uint64) string { return fmt.Sprintf("%016x.seg", n) }
+
+// bodyLog is the folder of segments. The writer goroutine alone appends;
+// readers read any segment concurrently.
+type bodyLog struct {
+	dir string
+
+	// Appending (the store's writer goroutine only).
+	active     *os.File
+	activeSeg  uint64
+	size       int64 // bytes known to be framed and written in the active segment
+	mustRotate bool  // a failed write left the active segment's tail unknown
+
+	mu    sync.Mutex
+	files map[uint64]*os.File // open segments, for reading
+	// holds counts copies in progress (backups); while there are any,
+	// segments to remove wait in deferred.
+	holds    int
+	deferred []uint64
+	synced   int64 // size as of the last write that synced: what a copy may read
+}
+
+// openBodyLog opens the folder of segments, creating it if needed, and
+// cuts a torn tail off the newest segment.
+func openBodyLog(dir string) (*bodyLog, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating the body log %s: %w", dir, err)
+	}
+	l := &bodyLog{dir: dir, files: map[uint64]*os.File{}}
+	segs, err := l.segments()
+	if err != nil {
+		return nil, err
+	}
+	if len(segs) == 0 {
+		if err := l.create(1); err != nil {
+			return nil, err
+		}
+		return l, nil
+	}
+	last := segs[len(segs)-1]
+	f, err := os.OpenFile(filepath.Join(dir, segmentName(last)), os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening body segment: %w", err)
+	}
+	good, err := checkedLength(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("reading body segment %s: %w", f.Name(), err)
+	}
+	if st, err := f.Stat(); err == nil && st.Size() != good {
+		if err := f.Truncate(good); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("cutting the torn tail of %s: %w", f.Name(), err)
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("cutting the torn tail of %s: %w", f.Name(), err)
+		}
+	}
+	l.active, l.activeSeg, l.size, l.synced = f, last, good, good
+	l.files[last] = f
+	return l, nil
+}
+
+// segments lists the segment numbers in the folder, oldest first.
+func (l *bodyLog) segments() ([]uint64, error) {
+	entries, err := os.ReadDir(l.dir)
+	if err != nil {
+		return nil, fmt.Errorf("listing the body log %s: %w", l.dir, err)
+	}
+	var out []uint64
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".seg")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.ParseUint(name, 16, 64); err == nil && len(name) == 16 {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// checkedLength reads a segment's frames from the start and returns the
+// length of the part whose frames all check.
+func checkedLength(f *os.File) (int64, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	var off int64
+	var hdr [frameHeader]byte
+	buf := make([]byte, 0, 64<<10)
+	for {
+		if _, err := f.ReadAt(hdr[:], off); err != nil {
+			if errors.Is(err, io.EOF) {
+				return off, nil
+			}
+			return 0, err
+		}
+		n := int64(binary.BigEndian.Uint32(hdr[:4]))
+		if off+frameHeader+n > st.Size() {
+			return off, nil
+		}
+		if cap(buf) < int(n) {
+			buf = make([]byte, n)
+		}
+		body := buf[:n]
+		if _, err := f.ReadAt(body, off+frameHeader); err != nil {
+			if errors.Is(err, io.EOF) {
+				return off, nil
+			}
+			return 0, err
+		}
+		if frameSum(hdr[:4], body) != binary.BigEndian.Uint32(hdr[4:]) {
+			return off, nil
+		}
+		off += frameHeader + n
+	}
+}
+
+func frameSum(length, body []byte) uint32 {
+	return crc32.Update(crc32.Checksum(length, castagnoli), castagnoli, body)
+}
+
+// create starts segment n as the active one and makes its name durable.
+func (l *bodyLog) create(n uint64) error {
+	f, err := os.OpenFile(filepath.Join(l.dir, segmentName(n)), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("creating body segment: %w", err)
+	}
+	if err := syncDir(l.dir); err != nil {
+		f.Close()
+		return fmt.Errorf("creating body segment: %w", err)
+	}
+	l.mu.Lock()
+	l.files[n] = f
+	l.active, l.activeSeg, l.size, l.synced, l.mustRotate = f, n, 0, 0, false
+	l.mu.Unlock()
+	return nil
+}
+
+// frames appends the frames of bodies to buf and says where each will be
+// once buf is written by write. It starts a new segment first when the
+// active one is full or a failed write left its tail unknown.
+func (l *bodyLog) frames(buf []byte, bodies [][]byte, refs []bodyRef) ([]byte, []bodyRef, error) {
+	if l.mustRotate || l.size >= segmentTarget {
+		if err := l.create(l.activeSeg + 1); err != nil {
+			return buf, refs, err
+		}
+	}
+	off := l.size
+	for _, body := range bodies {
+		refs = append(refs, bodyRef{segment: l.activeSeg, offset: off + int64(len(buf)), length: len(body)})
+		var hdr [frameHeader]byte
+		binary.BigEndian.PutUint32(hdr[:4], uint32(len(body)))
+		binary.BigEndian.PutUint32(hdr[4:], frameSum(hdr[:4], body))
+		buf = append(append(buf, hdr[:]...), body...)
+	}
+	return buf, refs, nil
+}
+
+// write appends the frames built by frames to the active segment and
+// syncs them. On failure nothing it wrote may be referred to, and the next
+// batch goes to a new segment.
+func (l *bodyLog) write(buf []byte) error {
+	if _, err := l.active.WriteAt(buf, l.size); err != nil {
+		l.mustRotate = true
+		return fmt.Errorf("writing bodies: %w", err)
+	}
+	if err := fdatasync(l.active); err != nil {
+		l.mustRotate = true
+		return fmt.Errorf("syncing bodies: %w", err)
+	}
+	l.size += int64(len(buf))
+	l.mu.Lock()
+	l.synced = l.size
+	l.mu.Unlock()
+	return nil
+}
+
+// read returns a copy of the body at ref, checked against its frame.
+func (l *bodyLog) read(ref bodyRef) ([]byte, error) {
+	f, err := l.file(ref.segment)
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, frameHeader+ref.length)
+	if _, err := f.ReadAt(buf, ref.offset); err != nil {
+		return nil, fmt.Errorf("reading body at %s:%d: %w", segmentName(ref.segment), ref.offset, err)
+	}
+	if int(binary.BigEndian.Uint32(buf[:4])) != ref.length || frameSum(buf[:4], buf[frameHeader:]) != binary.BigEndian.Uint32(buf[4:8]) {
+		return nil, fmt.Errorf("body at %s:%d fails its checksum", segmentName(ref.segment), ref.offset)
+	}
+	return buf[frameHeader:], nil
+}
+
+// file returns segment n, opened for reading.
+func (l *bodyLog) file(n uint64) (*os.File, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if f, ok := l.files[n]; ok {
+		return f, nil
+	}
+	f, err := os.Open(filepath.Join(l.dir, segmentName(n)))
+	if err != nil {
+		return nil, fmt.Errorf("opening body segment: %w", err)
+	}
+	l.files[n] = f
+	return f, nil
+}
+
+// remove deletes segments that no event refers to; never the active one.
+// While a copy holds the log, they are deleted when it ends.
+func (l *bodyLog) remove(segs ...uint64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.holds > 0 {
+		l.deferred = append(l.deferred, segs...)
+		return nil
+	}
+	var errs []error
+	for _, n := range segs {
+		if n == l.activeSeg {
+			continue
+		}
+		if f, ok := l.files[n]; ok {
+			f.Close()
+			delete(l.files, n)
+		}
+		if err := os.Remove(filepath.Join(l.dir, segmentName(n))); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// segmentCopy is a segment as a copy sees it: its first size bytes.
+type segmentCopy struct {
+	n    uint64
+	size int64
+}
+
+// hold keeps every segment in place until release.
+func (l *bodyLog) hold() {
+	l.mu.Lock()
+	l.holds++
+	l.mu.Unlock()
+}
+
+// copies lists the segments with the sizes that hold every body that a
+// transaction begun before the call refers to. Call it under a hold.
+func (l *bodyLog) copies() ([]segmentCopy, error) {
+	l.mu.Lock()
+	active, synced := l.activeSeg, l.synced
+	l.mu.Unlock()
+	segs, err := l.segments()
+	if err != nil {
+		return nil, err
+	}
+	var out []segmentCopy
+	for _, n := range segs {
+		switch {
+		case n < active:
+			st, err := os.Stat(filepath.Join(l.dir, segmentName(n)))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, segmentCopy{n: n, size: st.Size()})
+		case n == active:
+			out = append(out, segmentCopy{n: n, size: synced})
+		}
+	}
+	return out, nil
+}
+
+// release ends a hold, deleting the segments whose removal it deferred.
+func (l *bodyLog) release() {
+	l.mu.Lock()
+	l.holds--
+	var segs []uint64
+	if l.holds == 0 {
+		segs, l.deferred = l.deferred, nil
+	}
+	l.mu.Unlock()
+	if len(segs) > 0 {
+		_ = l.remove(segs...)
+	}
+}
+
+// close closes every open segment.
+func (l *bodyLog) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var errs []error
+	for n, f := range l.files {
+		errs = append(errs, f.Close())
+		delete(l.files, n)
+	}
+	return errors.Join(errs...)
+}
+
+// syncDir makes the creation or removal of a name in dir durable. Windows
+// cannot sync a folder.
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
