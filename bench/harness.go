@@ -123,14 +123,32 @@ func (g *gatewayProc) reload(routes string) error {
 	return nil
 }
 
-// rssMB reads the process's resident memory.
-func (g *gatewayProc) rssMB() float64 {
+// cpuSeconds reads the CPU time the process has used, user and system.
+func (g *gatewayProc) cpuSeconds() float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", g.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command's name, which is in parentheses.
+	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	return (utime + stime) / 100 // clock ticks; USER_HZ is 100 on Linux
+}
+
+// rssMB reads the process's resident memory: all of it (VmRSS), or one
+// part (RssAnon: the heap and stacks; RssFile: mapped files, bbolt's among
+// them).
+func (g *gatewayProc) rssMB(field string) float64 {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", g.cmd.Process.Pid))
 	if err != nil {
 		return 0
 	}
 	for line := range strings.SplitSeq(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
 			return float64(kb) / 1024
 		}
@@ -228,10 +246,18 @@ func startUpstream(addr string) (*upstream, error) {
 	return u, nil
 }
 
-func fileSizeMB(path string) float64 {
-	info, err := os.Stat(path)
-	if err != nil {
-		return 0
+// storeSizeMB is the size of a bbolt store: its file and the segments of
+// its body log.
+func storeSizeMB(path string) float64 {
+	var size int64
+	if info, err := os.Stat(path); err == nil {
+		size += info.Size()
 	}
-	return float64(info.Size()) / (1 << 20)
+	segs, _ := filepath.Glob(filepath.Join(path+".bodies", "*.seg"))
+	for _, seg := range segs {
+		if info, err := os.Stat(seg); err == nil {
+			size += info.Size()
+		}
+	}
+	return float64(size) / (1 << 20)
 }

@@ -4,8 +4,10 @@
 // baseline for delivery. It prints a table with each figure's ratio to its
 // baseline and writes it as JSON under bench/results/.
 //
-//	go run ./bench                 # the full run (about six minutes)
+//	go run ./bench                 # the full run (about seven minutes)
 //	go run ./bench -smoke          # seconds, for CI: same scenarios, tiny sizes
+//	go run ./bench -profile cpu.pprof [-deliver]   # a CPU profile of ingest at saturation
+//	go run ./bench -compare /path/to/hookgate     # this checkout against another build, alternating
 //
 // The JetStream rows run NATS servers inside this process, on the same cores.
 package main
@@ -57,10 +59,30 @@ var (
 func main() {
 	smokeRun := flag.Bool("smoke", false, "a run of seconds, for CI")
 	out := flag.String("out", "bench/results", "folder for the JSON report")
+	profile := flag.String("profile", "", "write a CPU profile of ingest at saturation to this file, and nothing else")
+	deliver := flag.Bool("deliver", false, "with -profile: deliver each event to a local upstream meanwhile")
+	compare := flag.String("compare", "", "measure this checkout against another hookgate binary, alternating rounds")
+	rounds := flag.Int("rounds", 3, "with -compare: rounds per binary")
 	flag.Parse()
 	cfg := full
 	if *smokeRun {
 		cfg = smoke
+	}
+	switch {
+	case *profile != "":
+		if err := Profile(cfg, *profile, *deliver); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	case *compare != "":
+		rows, err := Compare(cfg, *compare, *rounds)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		Print(os.Stdout, rows)
+		return
 	}
 	rows, err := Run(cfg, "")
 	if err != nil {
@@ -293,6 +315,26 @@ func Run(cfg Config, binary string) ([]Row, error) {
 	proxyRate := float64(cfg.Backlog) / time.Since(start).Seconds()
 	proxy.stop()
 	add(Row{Scenario: "reverse_proxy, same requests", Metric: "forwarded", Value: proxyRate, Unit: "req/s"})
+
+	// Ingest and delivery together: signed events at saturation while the
+	// same process delivers each to a local upstream. Steady state is the
+	// lower of the two rates over the window: a backlog that only grows is
+	// not a rate the gateway sustains.
+	both, err := startGateway(binary, sub("both"), gatewaySite, routes(up.addr, false))
+	if err != nil {
+		return nil, err
+	}
+	deliveredBefore, bothStart := up.count.Load(), time.Now()
+	m = attack(stripeTargeter(both.url("/webhooks/stripe"), "evt_both_", &seq, 0), 0, cfg.Duration, cfg.Workers)
+	deliveredRate := float64(up.count.Load()-deliveredBefore) / time.Since(bothStart).Seconds()
+	both.stop()
+	if err := acceptedAll(m); err != nil {
+		return nil, fmt.Errorf("ingest and delivery: %w", err)
+	}
+	steady := min(m.Throughput, deliveredRate)
+	add(Row{Scenario: "ingest + delivery", Metric: "ingested", Value: m.Throughput, Unit: "req/s"})
+	add(Row{Scenario: "ingest + delivery", Metric: "delivered", Value: deliveredRate, Unit: "events/s"})
+	add(Row{Scenario: "ingest + delivery", Metric: "steady state", Value: steady, Unit: "events/s", Baseline: "respond 200 saturation", Ratio: steady / baseRPS})
 	add(Row{Scenario: fmt.Sprintf("delivery drain of %d", cfg.Backlog), Metric: "delivered", Value: drainRate, Unit: "events/s", Baseline: "reverse_proxy forwarded", Ratio: drainRate / proxyRate})
 
 	// Scale: ingest with a small and a large store, deliveries pending.
@@ -323,9 +365,15 @@ func Run(cfg Config, binary string) ([]Row, error) {
 		add(Row{Scenario: label, Metric: fmt.Sprintf("p99 @ %d/s", cfg.Rates[len(cfg.Rates)/2]), Value: ms(lat.Latencies.P99), Unit: "ms", Baseline: fmt.Sprintf("%d stored", cfg.ScaleSmall), Ratio: ms(lat.Latencies.P99) / smallP99})
 	}
 	time.Sleep(time.Second)
-	add(Row{Scenario: fmt.Sprintf("%d pending", stored), Metric: "RSS", Value: scale.rssMB(), Unit: "MB"})
+	pendingLabel := fmt.Sprintf("%d pending", stored)
+	add(Row{Scenario: pendingLabel, Metric: "RSS", Value: scale.rssMB("VmRSS"), Unit: "MB"})
+	add(Row{Scenario: pendingLabel, Metric: "RSS, heap and stacks", Value: scale.rssMB("RssAnon"), Unit: "MB"})
+	add(Row{Scenario: pendingLabel, Metric: "RSS, mapped files", Value: scale.rssMB("RssFile"), Unit: "MB"})
 	scale.stop()
-	add(Row{Scenario: fmt.Sprintf("%d pending", stored), Metric: "store on disk", Value: fileSizeMB(filepath.Join(scaleDir, "caddy", "hookgate", "hookgate.db")), Unit: "MB"})
+	onDisk := storeSizeMB(filepath.Join(scaleDir, "caddy", "hookgate", "hookgate.db"))
+	add(Row{Scenario: pendingLabel, Metric: "store on disk", Value: onDisk, Unit: "MB"})
+	add(Row{Scenario: pendingLabel, Metric: "store on disk per event", Value: onDisk * (1 << 20) / float64(stored) / 1024, Unit: "KB",
+		Baseline: "body size", Ratio: onDisk * (1 << 20) / float64(stored) / float64(len(eventBody("evt_scale_1000000_1000000")))})
 	// First delivery after a start with the backlog pending.
 	firstUp, err := startUpstream("")
 	if err != nil {

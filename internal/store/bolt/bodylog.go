@@ -28,6 +28,12 @@ import (
 // open, the newest segment is read frame by frame and cut at the first
 // frame that does not check: a tail torn by a crash, which no record
 // refers to.
+//
+// Appending to a file changes its size, and fdatasync then waits for a
+// journal commit as well as the data: about 1.7 ms against 0.7 ms for an
+// overwrite on the machine this was measured on. So a segment is filled
+// with zeros ahead of the writes, in the background, and a batch's sync
+// is an overwrite's. A zero frame never checks, so the zeros end a scan.
 
 // frameHeader is the length and checksum before each body.
 const frameHeader = 8
@@ -62,6 +68,11 @@ type bodyLog struct {
 	activeSeg  uint64
 	size       int64 // bytes known to be framed and written in the active segment
 	mustRotate bool  // a failed write left the active segment's tail unknown
+	zeroed     int64 // the active segment is zeros from size to here
+	// zeroing, while zeros are being written from zeroFrom, answers with
+	// where they end, or an error.
+	zeroing  chan zeroResult
+	zeroFrom int64
 
 	mu    sync.Mutex
 	files map[uint64]*os.File // open segments, for reading
@@ -109,8 +120,9 @@ func openBodyLog(dir string) (*bodyLog, error) {
 			return nil, fmt.Errorf("cutting the torn tail of %s: %w", f.Name(), err)
 		}
 	}
-	l.active, l.activeSeg, l.size, l.synced = f, last, good, good
+	l.active, l.activeSeg, l.size, l.synced, l.zeroed = f, last, good, good, good
 	l.files[last] = f
+	l.zeroAhead()
 	return l, nil
 }
 
@@ -188,8 +200,9 @@ func (l *bodyLog) create(n uint64) error {
 	}
 	l.mu.Lock()
 	l.files[n] = f
-	l.active, l.activeSeg, l.size, l.synced, l.mustRotate = f, n, 0, 0, false
+	l.active, l.activeSeg, l.size, l.synced, l.mustRotate, l.zeroed = f, n, 0, 0, false, 0
 	l.mu.Unlock()
+	l.zeroAhead()
 	return nil
 }
 
@@ -198,6 +211,9 @@ func (l *bodyLog) create(n uint64) error {
 // active one is full or a failed write left its tail unknown.
 func (l *bodyLog) frames(buf []byte, bodies [][]byte, refs []bodyRef) ([]byte, []bodyRef, error) {
 	if l.mustRotate || l.size >= segmentTarget {
+		l.waitZeros()
+		// The zeros past the last frame are of no use in a full segment.
+		_ = l.active.Truncate(l.size)
 		if err := l.create(l.activeSeg + 1); err != nil {
 			return buf, refs, err
 		}
@@ -217,6 +233,9 @@ func (l *bodyLog) frames(buf []byte, bodies [][]byte, refs []bodyRef) ([]byte, [
 // syncs them. On failure nothing it wrote may be referred to, and the next
 // batch goes to a new segment.
 func (l *bodyLog) write(buf []byte) error {
+	if l.zeroing != nil && l.size+int64(len(buf)) > l.zeroFrom {
+		l.waitZeros() // never write where zeros are being written
+	}
 	if _, err := l.active.WriteAt(buf, l.size); err != nil {
 		l.mustRotate = true
 		return fmt.Errorf("writing bodies: %w", err)
@@ -229,7 +248,68 @@ func (l *bodyLog) write(buf []byte) error {
 	l.mu.Lock()
 	l.synced = l.size
 	l.mu.Unlock()
+	l.zeroAhead()
 	return nil
+}
+
+type zeroResult struct {
+	end int64
+	err error
+}
+
+// zeroChunk is how far ahead of the writes zeros are written: small for a
+// new segment (a store that takes a few events stays small), larger once
+// it fills.
+func zeroChunk(size int64) int64 {
+	if size < 4<<20 {
+		return 1 << 20
+	}
+	return 8 << 20
+}
+
+var zeros = make([]byte, 1<<20)
+
+// zeroAhead starts writing zeros past the active segment's zeroed part
+// when fewer than half a chunk are left, unless that is under way.
+func (l *bodyLog) zeroAhead() {
+	if l.zeroing != nil {
+		select {
+		case r := <-l.zeroing:
+			l.zeroing = nil
+			if r.err == nil {
+				l.zeroed = r.end
+			}
+		default:
+			return
+		}
+	}
+	chunk := zeroChunk(l.size)
+	if l.zeroed-l.size > chunk/2 || l.size >= segmentTarget {
+		return
+	}
+	from := max(l.zeroed, l.size)
+	done := make(chan zeroResult, 1)
+	l.zeroing, l.zeroFrom = done, from
+	go func(f *os.File) {
+		for off := from; off < from+chunk; off += int64(len(zeros)) {
+			if _, err := f.WriteAt(zeros, off); err != nil {
+				done <- zeroResult{err: err}
+				return
+			}
+		}
+		done <- zeroResult{end: from + chunk, err: fdatasync(f)}
+	}(l.active)
+}
+
+// waitZeros waits for the zeros under way, if any.
+func (l *bodyLog) waitZeros() {
+	if l.zeroing == nil {
+		return
+	}
+	if r := <-l.zeroing; r.err == nil {
+		l.zeroed = r.end
+	}
+	l.zeroing = nil
 }
 
 // read returns a copy of the body at ref, checked against its frame.
@@ -343,6 +423,7 @@ func (l *bodyLog) release() {
 
 // close closes every open segment.
 func (l *bodyLog) close() error {
+	l.waitZeros()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var errs []error
