@@ -11,5 +11,8 @@ import (
 // labelled.
 func digestKey(body []byte) string {
 	sum := sha256.Sum256(body)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	var key [len("sha256:") + 2*sha256.Size]byte
+	copy(key[:], "sha256:")
+	hex.Encode(key[len("sha256:"):], sum[:])
+	return string(key[:])
 }

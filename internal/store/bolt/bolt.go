@@ -482,21 +482,17 @@ func seenBefore(tx *bbolt.Tx, key []byte, now time.Time) (store.ID, bool) {
 // Ingest implements store.Store.
 func (s *Store) Ingest(ctx context.Context, e *store.NewEvent) (store.IngestResult, error) {
 	now := s.now()
-	var dk []byte
+	var dk, gk []byte
 	if e.DedupKey != "" {
 		dk = dedupKey(e.Event.Source, e.DedupKey)
-		// A duplicate found in a snapshot that is already on disk needs no write.
-		if id, ok := s.durableDuplicate(dk, now); ok {
-			return store.IngestResult{ID: id, Duplicate: true}, nil
-		}
 	}
-	var gk []byte
 	if e.DigestKey != "" {
 		// Separators 0, 1 and 2 keep dedup, token and digest keys apart.
 		gk = append(append([]byte(e.Event.Source), 2), e.DigestKey...)
-		if id, ok := s.durableDuplicate(gk, now); ok {
-			return store.IngestResult{ID: id, Duplicate: true}, nil
-		}
+	}
+	// A duplicate found in a snapshot that is already on disk needs no write.
+	if id, ok := s.durableDuplicate(now, dk, gk); ok {
+		return store.IngestResult{ID: id, Duplicate: true}, nil
 	}
 	var rk []byte
 	if e.ReplayKey != "" {
@@ -621,14 +617,26 @@ func upstreamsOf(targets []store.Target) []string {
 	return out
 }
 
-func (s *Store) durableDuplicate(dk []byte, now time.Time) (store.ID, bool) {
+// durableDuplicate looks the keys up, in one read transaction, in a
+// snapshot that is on disk; nil keys are skipped.
+func (s *Store) durableDuplicate(now time.Time, dk, gk []byte) (store.ID, bool) {
+	if dk == nil && gk == nil {
+		return store.ID{}, false
+	}
 	var id store.ID
 	var ok bool
 	_ = s.db.View(func(tx *bbolt.Tx) error {
 		if uint64(tx.ID()) > s.durableTx.Load() {
 			return nil
 		}
-		id, ok = seenBefore(tx, dk, now)
+		if dk != nil {
+			if id, ok = seenBefore(tx, dk, now); ok {
+				return nil
+			}
+		}
+		if gk != nil {
+			id, ok = seenBefore(tx, gk, now)
+		}
 		return nil
 	})
 	return id, ok
