@@ -623,6 +623,9 @@ func (l *lane) finish() {
 // responseSnippet bounds how much of an upstream's answer is kept.
 const responseSnippet = 1024
 
+// snippetBuffers hold the start of a response while it is read.
+var snippetBuffers = sync.Pool{New: func() any { return new([responseSnippet]byte) }}
+
 func (l *lane) attempt(cfg Upstream, t store.Task) {
 	defer l.finish()
 	n := t.Delivery.Attempts + 1
@@ -650,10 +653,12 @@ func (l *lane) attempt(cfg Upstream, t store.Task) {
 		attempt.Error = err.Error()
 	} else {
 		attempt.Status = resp.StatusCode
-		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, responseSnippet))
+		buf := snippetBuffers.Get().(*[responseSnippet]byte)
+		n, _ := io.ReadFull(resp.Body, buf[:])
+		attempt.Response = string(buf[:n])
+		snippetBuffers.Put(buf)
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
-		attempt.Response = string(snippet)
 		retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), l.e.now())
 	}
 	attempt.Duration = l.e.now().Sub(start)
