@@ -52,7 +52,7 @@ func (s *storeHandle) Destruct() error {
 // open it.
 type storeSpec struct {
 	key  string
-	open func() (openStore, error)
+	open func(logger *zap.Logger) (openStore, error)
 }
 
 // openStore is an open store with the roles only some backends play.
@@ -74,8 +74,9 @@ type snapshotter interface {
 
 // boltSpec is the embedded store in one file.
 func boltSpec(path string) storeSpec {
-	return storeSpec{key: path, open: func() (openStore, error) {
-		st, err := bolt.Open(path, bolt.Options{OpenTimeout: 3 * time.Second})
+	return storeSpec{key: path, open: func(logger *zap.Logger) (openStore, error) {
+		st, err := bolt.Open(path, bolt.Options{OpenTimeout: 3 * time.Second,
+			Logf: func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) }})
 		if err != nil {
 			return openStore{}, err
 		}
@@ -86,7 +87,7 @@ func boltSpec(path string) storeSpec {
 // jetstreamSpec is the shared store on NATS JetStream. Instances of the same
 // process that name the same servers and stream share one connection.
 func jetstreamSpec(js *config.JetStream, retention time.Duration) storeSpec {
-	return storeSpec{key: "jetstream:" + js.Stream + "@" + js.URL, open: func() (openStore, error) {
+	return storeSpec{key: "jetstream:" + js.Stream + "@" + js.URL, open: func(*zap.Logger) (openStore, error) {
 		st, err := natsstore.Open(natsstore.Options{URL: js.URL, Stream: js.Stream, Replicas: js.Replicas,
 			Credentials: js.Credentials, Retention: retention})
 		if err != nil {
@@ -98,7 +99,7 @@ func jetstreamSpec(js *config.JetStream, retention time.Duration) storeSpec {
 
 func acquireStore(spec storeSpec, logger *zap.Logger) (*storeHandle, error) {
 	val, _, err := stores.LoadOrNew(spec.key, func() (caddy.Destructor, error) {
-		st, err := spec.open()
+		st, err := spec.open(logger)
 		if err != nil {
 			return nil, err
 		}
