@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -138,4 +140,83 @@ func Compare(cfg Config, other string, rounds int) ([]Row, error) {
 		{Scenario: "this checkout", Metric: "gateway CPU per event, ingest + delivery", Value: median(a.bothCPU), Unit: "µs", Baseline: other, Ratio: median(a.bothCPU) / median(b.bothCPU)},
 		{Scenario: other, Metric: "gateway CPU per event, ingest + delivery", Value: median(b.bothCPU), Unit: "µs"},
 	}, nil
+}
+
+// Footprint fills a gateway (deliveries held back) with n events and
+// reports its resident memory, split into heap and mapped files, and its
+// store's size per event, for this checkout and, when other is set,
+// another build.
+func Footprint(cfg Config, other string, n int) ([]Row, error) {
+	work, err := os.MkdirTemp("", "hookgate-footprint-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	this, err := buildBinary(work)
+	if err != nil {
+		return nil, err
+	}
+	bins := []string{this}
+	if other != "" {
+		bins = append(bins, other)
+	}
+	var rows []Row
+	for i, bin := range bins {
+		name := "this checkout"
+		if i == 1 {
+			name = other
+		}
+		dir := filepath.Join(work, fmt.Sprint(i))
+		os.MkdirAll(dir, 0o755)
+		g, err := startGateway(bin, dir, gatewaySite, routes("127.0.0.1:1", true))
+		if err != nil {
+			return nil, err
+		}
+		if err := fill(g.url("/webhooks/stripe"), "evt_fp_", n, cfg.Workers); err != nil {
+			g.stop()
+			return nil, err
+		}
+		time.Sleep(time.Second)
+		printMappings(g)
+		label := fmt.Sprintf("%s, %d pending", name, n)
+		rows = append(rows,
+			Row{Scenario: label, Metric: "RSS", Value: g.rssMB("VmRSS"), Unit: "MB"},
+			Row{Scenario: label, Metric: "RSS, heap and stacks", Value: g.rssMB("RssAnon"), Unit: "MB"},
+			Row{Scenario: label, Metric: "RSS, mapped files", Value: g.rssMB("RssFile"), Unit: "MB"})
+		g.stop()
+		size := storeSizeMB(filepath.Join(dir, "caddy", "hookgate", "hookgate.db"))
+		rows = append(rows, Row{Scenario: label, Metric: "store on disk per event", Value: size * (1 << 20) / float64(n) / 1024, Unit: "KB"})
+		// Reopened, as after a restart: what the open itself brings in.
+		if err := g.start(bin); err != nil {
+			return nil, err
+		}
+		time.Sleep(2 * time.Second)
+		printMappings(g)
+		rows = append(rows, Row{Scenario: label + ", restarted", Metric: "RSS", Value: g.rssMB("VmRSS"), Unit: "MB"},
+			Row{Scenario: label + ", restarted", Metric: "RSS, mapped files", Value: g.rssMB("RssFile"), Unit: "MB"})
+		g.stop()
+	}
+	return rows, nil
+}
+
+// printMappings prints the process's mappings that hold over 4 MB resident,
+// from /proc/PID/smaps: which file, or the heap, the memory is.
+func printMappings(g *gatewayProc) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", g.cmd.Process.Pid))
+	if err != nil {
+		return
+	}
+	var mapping string
+	for line := range strings.SplitSeq(string(data), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) > 0 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
+			mapping = line
+			continue
+		}
+		if len(fields) == 3 && fields[0] == "Rss:" {
+			if kb, _ := strconv.Atoi(fields[1]); kb > 4096 {
+				fmt.Fprintf(os.Stderr, "%6d MB  %s\n", kb/1024, mapping)
+			}
+		}
+	}
 }

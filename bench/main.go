@@ -8,6 +8,7 @@
 //	go run ./bench -smoke          # seconds, for CI: same scenarios, tiny sizes
 //	go run ./bench -profile cpu.pprof [-deliver]   # a CPU profile of ingest at saturation
 //	go run ./bench -compare /path/to/hookgate     # this checkout against another build, alternating
+//	go run ./bench -footprint 200000 [-compare /path/to/hookgate]   # memory and disk with that many pending
 //
 // The JetStream rows run NATS servers inside this process, on the same cores.
 package main
@@ -63,6 +64,7 @@ func main() {
 	deliver := flag.Bool("deliver", false, "with -profile: deliver each event to a local upstream meanwhile")
 	compare := flag.String("compare", "", "measure this checkout against another hookgate binary, alternating rounds")
 	rounds := flag.Int("rounds", 3, "with -compare: rounds per binary")
+	footprint := flag.Int("footprint", 0, "fill a gateway with this many events and report its memory and store size (with -compare: for both builds), and nothing else")
 	flag.Parse()
 	cfg := full
 	if *smokeRun {
@@ -74,6 +76,14 @@ func main() {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
+		return
+	case *footprint > 0:
+		rows, err := Footprint(cfg, *compare, *footprint)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		Print(os.Stdout, rows)
 		return
 	case *compare != "":
 		rows, err := Compare(cfg, *compare, *rounds)

@@ -223,6 +223,7 @@ func Open(path string, opts Options) (*Store, error) {
 		return fail("counting pending deliveries", err)
 	}
 	go s.writer()
+	go s.releaseMappedPages()
 	return s, nil
 }
 
@@ -697,6 +698,7 @@ func enqueue(tx *bbolt.Tx, d *store.Delivery) error {
 	if err != nil {
 		return err
 	}
+	q.FillPercent = appendFill // new deliveries are due now: they go at the end
 	if err := q.Put(queueKey(d.NextAt, d.Key), nil); err != nil {
 		return err
 	}
