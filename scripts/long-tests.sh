@@ -25,7 +25,8 @@ for target in \
 	"FuzzParse ./internal/config" \
 	"FuzzExtractKey ./internal/rules" \
 	"FuzzCompile ./internal/rules" \
-	"FuzzSchema ./internal/rules"; do
+	"FuzzSchema ./internal/rules" \
+	"FuzzDecodeRecords ./internal/store/bolt"; do
 	set -- $target
 	log="$out/$1.log"
 	echo "== $1 for $FUZZ_TIME"

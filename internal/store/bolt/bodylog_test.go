@@ -278,10 +278,13 @@ func TestRecordsRoundTrip(t *testing.T) {
 	at := time.Unix(1700000000, 123456789)
 	e := store.Event{Source: "src", ReceivedAt: at, Method: "POST", Path: "/p", RawQuery: "a=1", Host: "h",
 		RemoteAddr: "1.2.3.4:5", Proto: "https", ViaTrustedProxy: true,
-		Header:   http.Header{"A": {"1", "2"}, "Empty": {}, "B": {""}},
+		Header:   http.Header{"A": {"1", "2"}, "Empty": {}, "B": {""}, "Content-Type": {"application/json"}, "X-Slack-Signature": {"v0=1"}},
 		DedupKey: "k", Unrouted: true, Quarantined: "q", Handshake: "h", Trace: map[string]string{"traceparent": "x"}}
 	ref := bodyRef{segment: 3, offset: 1 << 40, length: 12345}
 	rec := appendBodyRef(encodeEvent(&e), ref)
+	if bytes.Contains(rec, []byte("Content-Type")) || !bytes.Contains(rec, []byte("Empty")) {
+		t.Fatal("a common header name is written out, or an uncommon one is not")
+	}
 	var got store.Event
 	gotRef, ok, err := decodeEvent(rec, &got)
 	if err != nil || !ok || gotRef != ref {
@@ -306,6 +309,12 @@ func TestRecordsRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(gd, d) {
 		t.Fatalf("delivery\n got %+v\nwant %+v", gd, d)
+	}
+	for _, state := range []store.State{store.StatePending, store.StateCanceled, "a state of a newer version"} {
+		var got store.Delivery
+		if err := decodeDelivery(encodeDelivery(&store.Delivery{State: state}), &got); err != nil || got.State != state {
+			t.Fatalf("state %q came back as %q: %v", state, got.State, err)
+		}
 	}
 	a := store.Attempt{N: 3, At: at, Duration: -5, Status: 200, Error: "e", Response: "r"}
 	var ga store.Attempt

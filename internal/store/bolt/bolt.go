@@ -463,7 +463,12 @@ func putSeen(tx *bbolt.Tx, key []byte, id store.ID, until time.Time) error {
 	v := make([]byte, 24)
 	copy(v, id[:])
 	binary.BigEndian.PutUint64(v[16:], uint64(until.UnixNano()))
-	return tx.Bucket(bucketDedup).Put(key, v)
+	b := tx.Bucket(bucketDedup)
+	// Provider ids arrive in no order, so pages fill from both sides of a
+	// split; left at bbolt's half, a page that takes no more keys stays half
+	// empty.
+	b.FillPercent = appendFill
+	return b.Put(key, v)
 }
 
 // seenBefore reads a dedup entry that has not expired.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/hookgate/hookgate/internal/store"
@@ -13,7 +14,10 @@ import (
 
 // Records are encoded compactly: a format byte, then the fields that are
 // set, each as a tag byte and its value. Strings and lists carry a uvarint
-// length, integers are varints and times are varint Unix nanoseconds.
+// length, integers are varints and times are varint Unix nanoseconds. A
+// header name that commonNames lists is written as a zero length (no
+// header has an empty name) and its index there; a delivery's state is a
+// byte when stateCodes has it.
 // Records written before this encoding are JSON objects, which never start
 // with the format byte, so both are read.
 const recordFormat = 0x01
@@ -55,6 +59,7 @@ const (
 	dlSetHeaders
 	dlRemoveHeaders
 	dlTransformed
+	dlStateCode
 )
 
 // Attempt record tags.
@@ -97,6 +102,39 @@ func putBool(b []byte, tag byte, v bool) []byte {
 	return append(b, tag)
 }
 
+// commonNames are header names that most requests carry, in canonical form.
+// Append only: a name's index is stored.
+var commonNames = []string{
+	"Content-Type", "Content-Length", "User-Agent", "Accept", "Accept-Encoding", "Connection",
+	"X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host", "X-Real-Ip", "Traceparent", "Tracestate",
+	"Stripe-Signature",
+	"X-Github-Event", "X-Github-Delivery", "X-Github-Hook-Id", "X-Github-Hook-Installation-Target-Id",
+	"X-Github-Hook-Installation-Target-Type", "X-Hub-Signature", "X-Hub-Signature-256",
+	"Webhook-Id", "Webhook-Timestamp", "Webhook-Signature", "Svix-Id", "Svix-Timestamp", "Svix-Signature",
+	"X-Shopify-Hmac-Sha256", "X-Shopify-Topic", "X-Shopify-Shop-Domain", "X-Shopify-Api-Version",
+	"X-Shopify-Webhook-Id", "X-Shopify-Event-Id", "X-Shopify-Triggered-At",
+	"X-Slack-Signature", "X-Slack-Request-Timestamp",
+}
+
+var commonIndex = func() map[string]byte {
+	m := make(map[string]byte, len(commonNames))
+	for i, name := range commonNames {
+		m[name] = byte(i)
+	}
+	return m
+}()
+
+func putHeaderName(b []byte, name string) []byte {
+	if i, ok := commonIndex[name]; ok {
+		return append(b, 0, i)
+	}
+	b = binary.AppendUvarint(b, uint64(len(name)))
+	return append(b, name...)
+}
+
+// stateCodes are the delivery states written as one byte; append only.
+var stateCodes = []store.State{store.StatePending, store.StateDelivered, store.StateDead, store.StateCanceled}
+
 func putStrings(b []byte, ss []string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(ss)))
 	for _, s := range ss {
@@ -137,8 +175,7 @@ func encodeEvent(e *store.Event) []byte {
 	if len(e.Header) > 0 {
 		b = binary.AppendUvarint(append(b, evHeader), uint64(len(e.Header)))
 		for k, vs := range e.Header {
-			b = binary.AppendUvarint(b, uint64(len(k)))
-			b = append(b, k...)
+			b = putHeaderName(b, k)
 			b = putStrings(b, vs)
 		}
 	}
@@ -165,7 +202,11 @@ func encodeDelivery(d *store.Delivery) []byte {
 	b = append(b, recordFormat)
 	b = putString(b, dlUpstream, d.Upstream)
 	b = putString(b, dlRoute, d.Route)
-	b = putString(b, dlState, string(d.State))
+	if i := slices.Index(stateCodes, d.State); i >= 0 {
+		b = append(b, dlStateCode, byte(i))
+	} else {
+		b = putString(b, dlState, string(d.State))
+	}
 	b = putInt(b, dlAttempts, int64(d.Attempts))
 	b = putTime(b, dlNextAt, d.NextAt)
 	b = putInt(b, dlLastStatus, int64(d.LastStatus))
@@ -241,6 +282,35 @@ func (r *reader) string() string {
 	s := string(r.b[:n])
 	r.b = r.b[n:]
 	return s
+}
+
+func (r *reader) byte() byte {
+	if r.err != nil {
+		return 0
+	}
+	if len(r.b) == 0 {
+		r.err = errTruncated
+		return 0
+	}
+	v := r.b[0]
+	r.b = r.b[1:]
+	return v
+}
+
+// headerName reads a header name written by putHeaderName.
+func (r *reader) headerName() string {
+	if len(r.b) > 0 && r.b[0] == 0 {
+		r.b = r.b[1:]
+		if i := int(r.byte()); r.err == nil {
+			if i >= len(commonNames) {
+				r.err = fmt.Errorf("unknown common header %d", i)
+				return ""
+			}
+			return commonNames[i]
+		}
+		return ""
+	}
+	return r.string()
 }
 
 func (r *reader) time() time.Time { return time.Unix(0, r.varint()) }
@@ -325,7 +395,7 @@ func decodeEvent(v []byte, e *store.Event) (ref bodyRef, ok bool, err error) {
 			}
 			e.Header = make(http.Header, n)
 			for range n {
-				k := r.string()
+				k := r.headerName()
 				e.Header[k] = r.strings()
 			}
 		case evDedupKey:
@@ -369,6 +439,12 @@ func decodeDelivery(v []byte, d *store.Delivery) error {
 			d.Route = r.string()
 		case dlState:
 			d.State = store.State(r.string())
+		case dlStateCode:
+			if i := int(r.byte()); i < len(stateCodes) {
+				d.State = stateCodes[i]
+			} else if r.err == nil {
+				r.err = fmt.Errorf("unknown state %d", i)
+			}
 		case dlAttempts:
 			d.Attempts = int(r.varint())
 		case dlNextAt:
