@@ -135,6 +135,16 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	// The first existing folder above the file: the folders below it are
+	// created here, and their names, like the file's, are durable only
+	// once the folder holding each is fsynced.
+	top := filepath.Dir(path)
+	for {
+		if _, err := os.Stat(top); err == nil || top == filepath.Dir(top) {
+			break
+		}
+		top = filepath.Dir(top)
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("opening store %s: creating its folder: %w", path, err)
 	}
@@ -185,6 +195,18 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
+	}
+	// The file and the body log's folder may be new: make their names, and
+	// those of the folders made for them, durable before anything is ACKed.
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		if err := syncDir(dir); err != nil {
+			bodies.close()
+			db.Close()
+			return nil, fmt.Errorf("opening store %s: syncing %s: %w", path, dir, err)
+		}
+		if dir == top || dir == filepath.Dir(dir) {
+			break
+		}
 	}
 	s := &Store{
 		bodies:    bodies,
