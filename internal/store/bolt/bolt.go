@@ -82,10 +82,16 @@ type Store struct {
 	ids    store.IDSource
 	bodies *bodyLog
 
-	// The writer's reused buffers for a batch's bodies.
+	// The writer's reused buffers for a group's bodies.
 	bodyBatch [][]byte
 	frameBuf  []byte
 	refBuf    []bodyRef
+
+	// Writes whose bodies are on disk, waiting for the committer; readySignal
+	// tells it there are some.
+	readyMu     sync.Mutex
+	ready       []*writeOp
+	readySignal chan struct{}
 
 	writes    chan *writeOp
 	sendMu    sync.RWMutex // senders hold it shared; Close takes it to stop sends
@@ -213,7 +219,8 @@ func Open(path string, opts Options) (*Store, error) {
 		db:        db,
 		path:      path,
 		now:       opts.Now,
-		writes:    make(chan *writeOp, maxBatch),
+		writes:      make(chan *writeOp, maxBatch),
+		readySignal: make(chan struct{}, 1),
 		closing:   make(chan struct{}),
 		writerEnd: make(chan struct{}),
 		leased:    map[store.DeliveryKey]struct{}{},
@@ -315,31 +322,86 @@ func (s *Store) write(ctx context.Context, body []byte, hasBody bool, fn func(*b
 	return err
 }
 
-// writer commits queued writes. It takes whatever is queued when the last
-// commit finishes, so the batch size follows the load and an idle store
-// commits a lone write at once.
+// writer and committer are the two stages of a write. The writer takes
+// whatever writes are queued, appends their bodies to the body log with
+// one write and one fdatasync, and hands them to the committer; the
+// committer takes every write handed over when its last commit finishes
+// and commits them in one bbolt transaction. So a write's body is synced
+// while the commit before it runs, the batch size follows the load, and
+// an idle store commits a lone write at once; and a commit never refers
+// to a body that is not on disk.
 func (s *Store) writer() {
-	defer close(s.writerEnd)
-	batch := make([]*writeOp, 0, maxBatch)
+	bodiesEnd, committerEnd := make(chan struct{}), make(chan struct{})
+	go s.committer(bodiesEnd, committerEnd)
+	defer func() {
+		close(bodiesEnd)
+		<-committerEnd
+		close(s.writerEnd)
+	}()
+	group := make([]*writeOp, 0, maxBatch)
 	for {
 		select {
 		case op := <-s.writes:
-			batch = append(batch[:0], op)
+			group = append(group[:0], op)
 		case <-s.closing:
 			s.refuseQueued()
 			return
 		}
 	fill:
-		for len(batch) < maxBatch {
+		for len(group) < maxBatch {
 			select {
 			case op := <-s.writes:
-				batch = append(batch, op)
+				group = append(group, op)
 			default:
 				break fill
 			}
 		}
-		s.commit(batch)
+		if err := s.appendBodies(group); err != nil {
+			for _, op := range group {
+				op.done <- fmt.Errorf("%w: %v", store.ErrUnavailable, err)
+			}
+			continue
+		}
+		s.readyMu.Lock()
+		s.ready = append(s.ready, group...)
+		s.readyMu.Unlock()
+		select {
+		case s.readySignal <- struct{}{}:
+		default:
+		}
 	}
+}
+
+// committer commits what the writer hands over until the writer ends, then
+// what is left.
+func (s *Store) committer(bodiesEnd, end chan struct{}) {
+	defer close(end)
+	batch := make([]*writeOp, 0, maxBatch)
+	for {
+		select {
+		case <-s.readySignal:
+		case <-bodiesEnd:
+			for s.takeReady(&batch) {
+				s.commit(batch)
+			}
+			return
+		}
+		for s.takeReady(&batch) {
+			s.commit(batch)
+		}
+	}
+}
+
+// takeReady moves up to maxBatch handed-over writes into batch.
+func (s *Store) takeReady(batch *[]*writeOp) bool {
+	s.readyMu.Lock()
+	defer s.readyMu.Unlock()
+	n := min(len(s.ready), maxBatch)
+	*batch = append((*batch)[:0], s.ready[:n]...)
+	rest := copy(s.ready, s.ready[n:])
+	clear(s.ready[rest:])
+	s.ready = s.ready[:rest]
+	return n > 0
 }
 
 func (s *Store) refuseQueued() {
@@ -353,26 +415,12 @@ func (s *Store) refuseQueued() {
 	}
 }
 
+// commit runs a batch of writes, whose bodies are on disk, in one write
+// transaction.
 func (s *Store) commit(batch []*writeOp) {
-	synced, err := s.appendBodies(batch)
-	if err != nil {
-		for _, op := range batch {
-			op.done <- fmt.Errorf("%w: %v", store.ErrUnavailable, err)
-		}
-		return
-	}
-	// The bodies are written and synced while the transaction is built;
-	// it commits only once they are on disk.
-	var syncErr error
-	waitBodies := func() error {
-		if synced != nil {
-			syncErr, synced = <-synced, nil
-		}
-		return syncErr
-	}
 	failed := -1
 	var txID uint64
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.db.Update(func(tx *bbolt.Tx) error {
 		txID = uint64(tx.ID())
 		for i, op := range batch {
 			if err := op.fn(tx, op.ref); err != nil {
@@ -380,14 +428,8 @@ func (s *Store) commit(batch []*writeOp) {
 				return err
 			}
 		}
-		return waitBodies()
+		return nil
 	})
-	if waitBodies() != nil {
-		for _, op := range batch {
-			op.done <- fmt.Errorf("%w: %v", store.ErrUnavailable, syncErr)
-		}
-		return
-	}
 	if err == nil {
 		s.durableTx.Store(txID)
 		s.commits.Add(1)
@@ -412,10 +454,9 @@ func (s *Store) commit(batch []*writeOp) {
 	}
 }
 
-// appendBodies frames the bodies of a batch's writes and starts writing
-// and syncing them; the channel answers once they are on disk, or is nil
-// when the batch stores no new body.
-func (s *Store) appendBodies(batch []*writeOp) (chan error, error) {
+// appendBodies appends the bodies of a group of writes to the body log and
+// syncs them, and tells each write where its body is.
+func (s *Store) appendBodies(batch []*writeOp) error {
 	s.bodyBatch = s.bodyBatch[:0]
 	for _, op := range batch {
 		if op.hasBody && !op.framed {
@@ -423,23 +464,24 @@ func (s *Store) appendBodies(batch []*writeOp) (chan error, error) {
 		}
 	}
 	if len(s.bodyBatch) == 0 {
-		return nil, nil
+		return nil
 	}
 	buf, refs, err := s.bodies.frames(s.frameBuf[:0], s.bodyBatch, s.refBuf[:0])
+	clear(s.bodyBatch)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.frameBuf, s.refBuf = buf, refs
+	if err := s.bodies.write(buf); err != nil {
+		return err
+	}
 	for _, op := range batch {
 		if op.hasBody && !op.framed {
 			op.ref, refs = refs[0], refs[1:]
 			op.framed = true
 		}
 	}
-	clear(s.bodyBatch)
-	synced := make(chan error, 1)
-	go func() { synced <- s.bodies.write(buf) }()
-	return synced, nil
+	return nil
 }
 
 func eventKey(id store.ID) []byte { return id[:] }

@@ -153,6 +153,8 @@ func TestConcurrentCopiesMakeOneEvent(t *testing.T) {
 	}
 }
 
+// TestConcurrentWritesShareCommits: writes that arrive while a commit runs
+// have their bodies synced meanwhile and share the next commit.
 func TestConcurrentWritesShareCommits(t *testing.T) {
 	c := &clock{now: time.Unix(1700000000, 0)}
 	s := openTest(t, "", c)
@@ -174,8 +176,9 @@ func TestConcurrentWritesShareCommits(t *testing.T) {
 			}
 		}()
 	}
-	// Wait until every writer is queued behind the blocked commit.
-	for len(s.writes) < writers {
+	// Wait until every writer's body is synced and the write waits behind
+	// the blocked commit.
+	for s.readyCount() < writers {
 		time.Sleep(time.Millisecond)
 	}
 	before := s.Commits()
@@ -377,4 +380,10 @@ func TestSingleUseToken(t *testing.T) {
 	if res, _ := s.Ingest(ctx, event("tok", "tok-2", now.Add(10*time.Minute))); res.Replayed || res.Duplicate {
 		t.Fatalf("a dedup key equal to a token: %+v", res)
 	}
+}
+
+func (s *Store) readyCount() int {
+	s.readyMu.Lock()
+	defer s.readyMu.Unlock()
+	return len(s.ready)
 }
