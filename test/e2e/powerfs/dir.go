@@ -333,12 +333,12 @@ func place(x entry, d *dirNode, name string) error {
 			return err
 		}
 	} else if _, isDir := x.(*dirNode); isDir {
-		if err := os.Mkdir(dst, 0o755); err != nil {
+		if err := os.Mkdir(dst, os.FileMode(b.perm)); err != nil {
 			return err
 		}
 	} else {
 		// Created and never synced: durably an empty file.
-		f, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		f, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, os.FileMode(b.perm))
 		if err != nil {
 			return err
 		}

@@ -263,7 +263,7 @@ func (f *fileNode) object() (*os.File, error) {
 		}
 		flags |= os.O_CREATE
 	}
-	obj, err := os.OpenFile(f.objPath(), flags, 0o644)
+	obj, err := os.OpenFile(f.objPath(), flags, os.FileMode(f.perm))
 	if err != nil {
 		return nil, err
 	}

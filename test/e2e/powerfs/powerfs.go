@@ -304,8 +304,16 @@ func (p *FS) unmount() error {
 	if err := syscall.Unmount(p.mountpoint, syscall.MNT_DETACH); err != nil {
 		return fmt.Errorf("powerfs: unmounting %s: %w", p.mountpoint, err)
 	}
-	p.server.Wait()
-	return nil
+	// The server ends when the kernel lets the mount go, which a process
+	// still holding a file open there delays: say so rather than hang.
+	served := make(chan struct{})
+	go func() { p.server.Wait(); close(served) }()
+	select {
+	case <-served:
+		return nil
+	case <-time.After(30 * time.Second):
+		return fmt.Errorf("powerfs: %s is unmounted but still in use after 30 s (a process still has a file open there?)", p.mountpoint)
+	}
 }
 
 // volatileFiles calls fn with every file the mount shows. p.mu is held.
