@@ -230,6 +230,9 @@ func (pl *powerLoss) cut(fsys *powerfs.FS) powerfs.CutReport {
 		pl.t.Fatalf("cutting the power: %v", err)
 	}
 	pl.torn += len(report.Torn)
+	if report.Note != "" {
+		pl.t.Log(report.Note)
+	}
 	return report
 }
 

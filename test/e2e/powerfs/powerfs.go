@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -202,6 +203,9 @@ type CutReport struct {
 	// Orphans are the files and directories that had no durable name,
 	// with the bytes they held durably.
 	Orphans []string
+	// Note tells of a connection the kernel kept after the unmount
+	// although no process used it, which Cut aborted.
+	Note string
 }
 
 func (r CutReport) String() string {
@@ -217,6 +221,9 @@ func (r CutReport) String() string {
 	}
 	for _, o := range r.Orphans {
 		s += "\n  orphan removed: " + o
+	}
+	if r.Note != "" {
+		s += "\n  " + r.Note
 	}
 	return s
 }
@@ -264,7 +271,9 @@ func (p *FS) Cut(opts CutOptions) (CutReport, error) {
 	if err := os.RemoveAll(filepath.Join(p.backing, orphans)); err != nil {
 		errs = append(errs, err)
 	}
-	errs = append(errs, p.unmount())
+	note, err := p.unmount()
+	report.Note = note
+	errs = append(errs, err)
 	return report, errors.Join(errs...)
 }
 
@@ -293,27 +302,98 @@ func (p *FS) Close() error {
 	if err := os.RemoveAll(filepath.Join(p.backing, orphans)); err != nil {
 		errs = append(errs, err)
 	}
-	errs = append(errs, p.unmount())
+	_, err := p.unmount()
+	errs = append(errs, err)
 	return errors.Join(errs...)
 }
 
 // unmount detaches the mount even if the kernel still holds a reference
 // (a killed process's files are released asynchronously), then waits for
-// the server to end.
-func (p *FS) unmount() error {
+// the server to end. If the kernel keeps the connection although no
+// process uses the mount, it is aborted, and note says so: what the disk
+// keeps is already in the backing directory, and every request since the
+// cut failed.
+func (p *FS) unmount() (note string, err error) {
+	id, dev := mountOf(p.mountpoint)
 	if err := syscall.Unmount(p.mountpoint, syscall.MNT_DETACH); err != nil {
-		return fmt.Errorf("powerfs: unmounting %s: %w", p.mountpoint, err)
+		return "", fmt.Errorf("powerfs: unmounting %s: %w", p.mountpoint, err)
 	}
-	// The server ends when the kernel lets the mount go, which a process
-	// still holding a file open there delays: say so rather than hang.
 	served := make(chan struct{})
 	go func() { p.server.Wait(); close(served) }()
 	select {
 	case <-served:
-		return nil
-	case <-time.After(30 * time.Second):
-		return fmt.Errorf("powerfs: %s is unmounted but still in use after 30 s (a process still has a file open there?)", p.mountpoint)
+		return "", nil
+	case <-time.After(5 * time.Second):
 	}
+	users := usersOf(id, dev)
+	err = abort(dev)
+	select {
+	case <-served:
+	case <-time.After(10 * time.Second):
+		err = errors.Join(err, errors.New("the server still runs after the abort"))
+	}
+	if err == nil && users == "" {
+		return fmt.Sprintf("the kernel kept the connection of %s 5 s after the unmount although no process used it: aborted", p.mountpoint), nil
+	}
+	if users == "" {
+		users = "no process has a file open there"
+	}
+	return "", fmt.Errorf("powerfs: %s was still in use 5 s after it was unmounted (%s); connection aborted: %v", p.mountpoint, users, err)
+}
+
+// mountOf reads the mount's id and device ("0:47") from mountinfo.
+func mountOf(mountpoint string) (id, dev string) {
+	b, _ := os.ReadFile("/proc/self/mountinfo")
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		if len(f) > 4 && f[4] == mountpoint {
+			id, dev = f[0], f[2]
+		}
+	}
+	return id, dev
+}
+
+// usersOf names the processes with a file open on the mount or mapped from
+// it; "" if none.
+func usersOf(id, dev string) string {
+	var major, minor int
+	fmt.Sscanf(dev, "%d:%d", &major, &minor)
+	mapped := fmt.Sprintf(" %02x:%02x ", major, minor)
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	var users []string
+	for _, proc := range procs {
+		open := 0
+		infos, _ := filepath.Glob(proc + "/fdinfo/*")
+		for _, info := range infos {
+			if b, err := os.ReadFile(info); err == nil && strings.Contains(string(b), "mnt_id:\t"+id+"\n") {
+				open++
+			}
+		}
+		maps, _ := os.ReadFile(proc + "/maps")
+		if open > 0 || strings.Contains(string(maps), mapped) {
+			comm, _ := os.ReadFile(proc + "/comm")
+			users = append(users, fmt.Sprintf("pid %s (%s): %d files open, mapped %v",
+				filepath.Base(proc), strings.TrimSpace(string(comm)), open, strings.Contains(string(maps), mapped)))
+		}
+	}
+	return strings.Join(users, "; ")
+}
+
+// abort aborts the FUSE connection of device dev through fusectl, mounting
+// it if needed.
+func abort(dev string) error {
+	var major, minor int
+	if _, err := fmt.Sscanf(dev, "%d:%d", &major, &minor); err != nil || major != 0 {
+		return fmt.Errorf("no FUSE connection for device %q", dev)
+	}
+	const ctl = "/sys/fs/fuse/connections"
+	path := filepath.Join(ctl, strconv.Itoa(minor), "abort")
+	if _, err := os.Stat(path); err != nil {
+		if err := syscall.Mount("fusectl", ctl, "fusectl", 0, ""); err != nil {
+			return fmt.Errorf("mounting fusectl: %w", err)
+		}
+	}
+	return os.WriteFile(path, []byte("1"), 0o200)
 }
 
 // volatileFiles calls fn with every file the mount shows. p.mu is held.

@@ -2,9 +2,11 @@ package powerfs
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -269,4 +271,21 @@ func TestTornWrite(t *testing.T) {
 	if partial == 0 {
 		t.Error("no cut kept part of the write")
 	}
+}
+
+// TestCutWithAFileStillOpen: a process that still has a file open keeps the
+// kernel's connection after the unmount; Cut names it, aborts the
+// connection and fails rather than hang.
+func TestCutWithAFileStillOpen(t *testing.T) {
+	p, mnt, backing := mount(t, map[string]string{"f": "durable"})
+	f, err := os.Open(filepath.Join(mnt, "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, err = p.Cut(CutOptions{})
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("pid %d ", os.Getpid())) {
+		t.Fatalf("Cut with a file open: %v", err)
+	}
+	expect(t, filepath.Join(backing, "f"), "durable")
 }
