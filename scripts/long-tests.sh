@@ -6,14 +6,18 @@
 #      every 2 s, for SOAK_MINUTES (default 10);
 #   3. the edge fuzz: EDGE_FUZZ_N (default 200000) random unsigned requests
 #      against the real binary (600 in the default test run);
-#   4. the JetStream cluster test and the hostile suite.
-# Usage: scripts/long-tests.sh            (about 1h40 with the defaults)
-#        FUZZ_TIME=2m SOAK_MINUTES=5 scripts/long-tests.sh
+#   4. the power-loss soak: POWERLOSS_CUTS (default 1000) power cuts of the
+#      gateway's storage folder on powerfs under load (docs/durability.md);
+#      needs root and /dev/fuse;
+#   5. the JetStream cluster test and the hostile suite.
+# Usage: scripts/long-tests.sh            (about 2h30 with the defaults)
+#        FUZZ_TIME=2m SOAK_MINUTES=5 POWERLOSS_CUTS=200 scripts/long-tests.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FUZZ_TIME="${FUZZ_TIME:-10m}"
 SOAK_MINUTES="${SOAK_MINUTES:-10}"
 EDGE_FUZZ_N="${EDGE_FUZZ_N:-200000}"
+POWERLOSS_CUTS="${POWERLOSS_CUTS:-1000}"
 out="$(mktemp -d)"
 echo "logs in $out"
 
@@ -47,6 +51,9 @@ HOOKGATE_SOAK_MINUTES="$SOAK_MINUTES" go test -count=1 -timeout 0 -run '^TestCra
 
 echo "== edge fuzz: $EDGE_FUZZ_N random unsigned requests against the real binary"
 HOOKGATE_EDGE_FUZZ_N="$EDGE_FUZZ_N" go test -count=1 -timeout 0 -run '^TestEdgeFuzz$' -v ./test/e2e/ 2>&1 | tee "$out/edgefuzz.log" | grep -E '^\s+edgefuzz_test.go:[0-9]+: |^(--- |ok|FAIL)'
+
+echo "== power-loss soak: $POWERLOSS_CUTS power cuts"
+HOOKGATE_POWERLOSS_CUTS="$POWERLOSS_CUTS" go test -count=1 -timeout 0 -run '^TestPowerLoss$' -v ./test/e2e/ 2>&1 | tee "$out/powerloss.log" | grep -E '^\s+powerloss_test.go:[0-9]+: ([0-9]+ power cuts|cut [0-9]+[:(]|HOOKGATE_POWERLOSS_SEED)|^(--- |ok|FAIL)'
 
 echo "== JetStream cluster, hostile requests, unwritable store, disk full"
 go test -count=1 -run 'TestJetStreamClusterTwoInstances|TestHostileRequests|TestStoreUnwritable|TestDiskFull' -v ./test/e2e/ 2>&1 | tee "$out/e2e.log" | grep -E '^\s+\w+_test.go:[0-9]+: |^(--- |ok|FAIL)' | grep -v '^\s*{'

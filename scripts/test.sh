@@ -9,7 +9,9 @@
 #   strace    TestStoreUnwritable injects write errors into the live gateway
 #   systemd   systemd-analyze checks examples/systemd/hookgate.service (TestSystemdUnitVerifies)
 #   prometheus  promtool checks and unit-tests examples/prometheus/alerts.yml (TestAlertRulesAndDashboard)
-#   root      TestDiskFull and TestStoreUnwritableAtStartup mount a small tmpfs
+#   root      TestDiskFull and TestStoreUnwritableAtStartup mount a small tmpfs;
+#             TestPowerLoss and the powerfs tests mount a FUSE file system with
+#             mount(2) (no fusermount, so no fuse3 package), which needs /dev/fuse
 # As root, the missing tools are installed with apt-get. Otherwise the script
 # names what is missing and the command that installs it, and fails: none of
 # these tests skips itself when its tool is missing.
@@ -59,6 +61,14 @@ if ! err="$(mount -t tmpfs -o size=1m tmpfs "$probe" 2>&1)"; then
 fi
 umount "$probe"
 rmdir "$probe"
+if [ ! -c /dev/fuse ]; then
+	modprobe fuse 2>/dev/null || true
+fi
+if [ ! -c /dev/fuse ]; then
+	echo "scripts/test.sh: there is no /dev/fuse; TestPowerLoss and the powerfs tests mount a FUSE file system." >&2
+	echo "Load the module (modprobe fuse), or in a container pass --device /dev/fuse with --cap-add SYS_ADMIN." >&2
+	exit 1
+fi
 
 # The end-to-end tests, the bench and the xcaddy tool are modules of their
 # own (go.work joins them), so that what only they use stays out of the

@@ -31,6 +31,8 @@ type loadSender struct {
 	retryUnavailable bool
 	// prefix keeps delivery ids unique across the senders of one run.
 	prefix string
+	// onACK, if set, is told of every ACKed event, to send it again later.
+	onACK func(eventID, deliveryID string, body []byte)
 }
 
 var senders atomic.Int64
@@ -51,7 +53,8 @@ func (s *loadSender) send(base string, attempts int) {
 	// byte-identical GitHub bodies are one event (the replay digest).
 	body := []byte(`{"action":"opened","number":` + strconv.FormatInt(n, 10) + `,"sender":"` + s.prefix + `","pad":"` + string(bytes.Repeat([]byte("x"), 512)) + `"}`)
 	h := s.signer.sign(s.t, body, "")
-	h.Set("X-GitHub-Delivery", s.prefix+strconv.FormatInt(n, 10))
+	deliveryID := s.prefix + strconv.FormatInt(n, 10)
+	h.Set("X-GitHub-Delivery", deliveryID)
 	h.Set("Content-Type", "application/json")
 	var resp *http.Response
 	var err error
@@ -84,9 +87,13 @@ func (s *loadSender) send(base string, attempts int) {
 		s.errors.Add(1)
 		return
 	}
+	id := resp.Header.Get("Hookgate-Event-Id")
 	s.mu.Lock()
-	s.acked[resp.Header.Get("Hookgate-Event-Id")] = true
+	s.acked[id] = true
 	s.mu.Unlock()
+	if s.onACK != nil {
+		s.onACK(id, deliveryID, body)
+	}
 }
 
 func (s *loadSender) ackedIDs() map[string]bool {
