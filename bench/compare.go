@@ -14,18 +14,19 @@ import (
 )
 
 // Profile runs signed ingest at saturation against a gateway built from
-// this checkout, delivering to a local upstream when deliver is set, and
+// this checkout (or binary, when set), delivering to a local upstream when deliver is set, and
 // writes a CPU profile of the gateway taken from Caddy's admin endpoint
 // (/debug/pprof/profile) meanwhile.
-func Profile(cfg Config, to string, deliver bool) error {
+func Profile(cfg Config, to string, deliver bool, binary string) error {
 	work, err := os.MkdirTemp("", "hookgate-profile-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	binary, err := buildBinary(work)
-	if err != nil {
-		return err
+	if binary == "" {
+		if binary, err = buildBinary(work); err != nil {
+			return err
+		}
 	}
 	up, err := startUpstream("")
 	if err != nil {

@@ -6,7 +6,7 @@
 //
 //	go run ./bench                 # the full run (about seven minutes)
 //	go run ./bench -smoke          # seconds, for CI: same scenarios, tiny sizes
-//	go run ./bench -profile cpu.pprof [-deliver]   # a CPU profile of ingest at saturation
+//	go run ./bench -profile cpu.pprof [-deliver] [-compare /path/to/hookgate]   # a CPU profile of ingest at saturation
 //	go run ./bench -compare /path/to/hookgate     # this checkout against another build, alternating
 //	go run ./bench -footprint 200000 [-compare /path/to/hookgate]   # memory and disk with that many pending
 //
@@ -61,7 +61,7 @@ func main() {
 	smokeRun := flag.Bool("smoke", false, "a run of seconds, for CI")
 	out := flag.String("out", "bench/results", "folder for the JSON report")
 	profile := flag.String("profile", "", "write a CPU profile of ingest at saturation to this file, and nothing else")
-	deliver := flag.Bool("deliver", false, "with -profile: deliver each event to a local upstream meanwhile")
+	deliver := flag.Bool("deliver", false, "with -profile: deliver each event to a local upstream meanwhile (with -compare: profile that binary instead)")
 	compare := flag.String("compare", "", "measure this checkout against another hookgate binary, alternating rounds")
 	rounds := flag.Int("rounds", 3, "with -compare: rounds per binary")
 	footprint := flag.Int("footprint", 0, "fill a gateway with this many events and report its memory and store size (with -compare: for both builds), and nothing else")
@@ -72,7 +72,7 @@ func main() {
 	}
 	switch {
 	case *profile != "":
-		if err := Profile(cfg, *profile, *deliver); err != nil {
+		if err := Profile(cfg, *profile, *deliver, *compare); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
