@@ -9,15 +9,20 @@
 #   4. the power-loss soak: POWERLOSS_CUTS (default 1000) power cuts of the
 #      gateway's storage folder on powerfs under load (docs/durability.md);
 #      needs root and /dev/fuse;
-#   5. the JetStream cluster test and the hostile suite.
-# Usage: scripts/long-tests.sh            (about 2h30 with the defaults)
-#        FUZZ_TIME=2m SOAK_MINUTES=5 POWERLOSS_CUTS=200 scripts/long-tests.sh
+#   5. the JetStream cluster test and the hostile suite;
+#   6. JetStream partitions: three NATS nodes in network namespaces, two
+#      gateways under load, rounds of partitions (the stream leader, a
+#      follower, flapping lossy links, the gateways cut off, every node
+#      killed at once) for PARTITION_MINUTES (default 30; needs root).
+# Usage: scripts/long-tests.sh            (about 3h with the defaults)
+#        FUZZ_TIME=2m SOAK_MINUTES=5 POWERLOSS_CUTS=200 PARTITION_MINUTES=10 scripts/long-tests.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FUZZ_TIME="${FUZZ_TIME:-10m}"
 SOAK_MINUTES="${SOAK_MINUTES:-10}"
 EDGE_FUZZ_N="${EDGE_FUZZ_N:-200000}"
 POWERLOSS_CUTS="${POWERLOSS_CUTS:-1000}"
+PARTITION_MINUTES="${PARTITION_MINUTES:-30}"
 out="$(mktemp -d)"
 echo "logs in $out"
 
@@ -57,6 +62,12 @@ HOOKGATE_POWERLOSS_CUTS="$POWERLOSS_CUTS" go test -count=1 -timeout 0 -run '^Tes
 
 echo "== JetStream cluster, hostile requests, unwritable store, disk full"
 go test -count=1 -run 'TestJetStreamClusterTwoInstances|TestHostileRequests|TestStoreUnwritable|TestDiskFull' -v ./test/e2e/ 2>&1 | tee "$out/e2e.log" | grep -E '^\s+\w+_test.go:[0-9]+: |^(--- |ok|FAIL)' | grep -v '^\s*{'
+
+echo "== JetStream partitions for $PARTITION_MINUTES minutes (round logs: $out/partitions)"
+# The figures are a table per round and one per sync_interval setting over all rounds.
+HOOKGATE_PARTITION_MINUTES="$PARTITION_MINUTES" HOOKGATE_PARTITION_LOGS="$out/partitions" \
+	go test -count=1 -timeout 0 -run '^TestJetStreamPartitions$' -v ./test/e2e/ 2>&1 | tee "$out/partitions.log" |
+	grep -E '^\s+(partition_test|netns_test).go:[0-9]+: |^\s{10}\S|^\s*(--- |ok|FAIL)'
 
 echo
 echo "== fuzzing summary"

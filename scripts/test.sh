@@ -9,9 +9,12 @@
 #   strace    TestStoreUnwritable injects write errors into the live gateway
 #   systemd   systemd-analyze checks examples/systemd/hookgate.service (TestSystemdUnitVerifies)
 #   prometheus  promtool checks and unit-tests examples/prometheus/alerts.yml (TestAlertRulesAndDashboard)
+#   iproute2, nftables  TestJetStreamPartitions puts NATS nodes in network namespaces
+#             (ip netns, veth, a bridge, tc) and partitions them with nftables rules
 #   root      TestDiskFull and TestStoreUnwritableAtStartup mount a small tmpfs;
 #             TestPowerLoss and the powerfs tests mount a FUSE file system with
-#             mount(2) (no fusermount, so no fuse3 package), which needs /dev/fuse
+#             mount(2) (no fusermount, so no fuse3 package), which needs /dev/fuse;
+#             TestJetStreamPartitions creates network namespaces
 # As root, the missing tools are installed with apt-get. Otherwise the script
 # names what is missing and the command that installs it, and fails: none of
 # these tests skips itself when its tool is missing.
@@ -24,7 +27,7 @@ command -v go >/dev/null 2>&1 || { echo "scripts/test.sh: go is not on PATH (wit
 
 # tool package: the command the tests run and the Debian package that has it.
 missing=()
-for pair in chromium:chromium strace:strace systemd-analyze:systemd mount:mount promtool:prometheus; do
+for pair in chromium:chromium strace:strace systemd-analyze:systemd mount:mount promtool:prometheus tc:iproute2 nft:nftables; do
 	command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
 done
 
@@ -69,6 +72,14 @@ if [ ! -c /dev/fuse ]; then
 	echo "Load the module (modprobe fuse), or in a container pass --device /dev/fuse with --cap-add SYS_ADMIN." >&2
 	exit 1
 fi
+# Nor, in a container, to create network namespaces (TestJetStreamPartitions does).
+probe_ns="hgp$$-probe"
+if ! err="$(ip netns add "$probe_ns" 2>&1)"; then
+	echo "scripts/test.sh: cannot create a network namespace ($err); TestJetStreamPartitions needs to." >&2
+	echo "In a container, run it with --cap-add SYS_ADMIN --cap-add NET_ADMIN or --privileged." >&2
+	exit 1
+fi
+ip netns del "$probe_ns"
 
 # The end-to-end tests, the bench and the xcaddy tool are modules of their
 # own (go.work joins them), so that what only they use stays out of the
