@@ -817,12 +817,11 @@ func (s *Store) Settle(ctx context.Context, o store.Outcome) error {
 	if msg == nil {
 		return fmt.Errorf("delivery %s is not in flight here", stateKey(o.Key))
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
-	defer cancel()
+	stateCtx, cancelState := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
 	now := s.now()
 	canceled := false
 	item, itemErr := decodeWork(msg.Data())
-	err := s.updateState(ctx, o.Key, func(st *deliveryState) {
+	err := s.updateState(stateCtx, o.Key, func(st *deliveryState) {
 		if st.Upstream == "" && itemErr == nil { // the first attempt: no state yet
 			t := item.Target
 			st.Upstream, st.Route, st.Path, st.SetHeaders, st.RemoveHeaders, st.Transformed = t.Upstream, t.Route, t.Path, t.SetHeaders, t.RemoveHeaders, t.Body != nil
@@ -838,9 +837,14 @@ func (s *Store) Settle(ctx context.Context, o store.Outcome) error {
 		}
 		st.State, st.NextAt = o.Next, o.RetryAt
 	})
+	cancelState()
 	// The message is settled even if the state could not be written: a
-	// missing attempt record is better than a second delivery.
+	// missing attempt record is better than a second delivery. It has a
+	// deadline of its own: a state write that timed out (its bucket's
+	// leader cut off) used all of the first.
 	stateErr := err
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
+	defer cancel()
 	switch {
 	case canceled || o.Next == store.StateDelivered:
 		return errors.Join(stateErr, msg.DoubleAck(ctx))
