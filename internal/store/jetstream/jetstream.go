@@ -338,13 +338,27 @@ func (s *Store) Ingest(ctx context.Context, e *store.NewEvent) (store.IngestResu
 		}
 	}
 	if err := s.publishEvent(ctx, &eventRecord{Event: e.Event, Targets: e.Targets}, 0, false); err != nil {
-		if release != nil {
+		// A write the servers refused left nothing: the keys go, for the
+		// provider's retry. One that got no answer may be stored all the
+		// same (its acknowledgement lost in a partition, or sent when the
+		// connection comes back): the keys stay, so a retry finds that
+		// event, or takes them over after reservationGrace if it never
+		// appears, as after a crash between the two writes.
+		if release != nil && refused(err) {
 			release()
 		}
 		return store.IngestResult{}, unavailable(err)
 	}
 	s.pendingLocal.Add(int64(len(e.Targets)))
 	return store.IngestResult{ID: e.Event.ID}, nil
+}
+
+// refused reports a publish the servers answered with a refusal (no stream
+// took the subject, or the stream said no), as opposed to one left without
+// an answer, which may have been stored.
+func refused(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) || errors.As(err, &apiErr)
 }
 
 // publishEvent writes an event's message. With expect set, the write only
