@@ -209,10 +209,12 @@ func runPartitionRound(t *testing.T, r partitionRound) []phaseStats {
 
 	var cuts [][2]time.Time
 	phases := []string{"baseline"}
+	began := []time.Time{time.Now()} // when each phase began
 	time.Sleep(r.baseline)
 	for _, f := range r.faults {
 		load.setPhase(f.name)
 		phases = append(phases, f.name)
+		began = append(began, time.Now())
 		from := time.Now()
 		detail := f.start(c)
 		applied := time.Now()
@@ -229,8 +231,10 @@ func runPartitionRound(t *testing.T, r partitionRound) []phaseStats {
 		healed := f.name + ", healed"
 		load.setPhase(healed)
 		phases = append(phases, healed)
+		began = append(began, time.Now())
 		time.Sleep(r.settle)
 	}
+	began = append(began, time.Now()) // the end of the last phase
 	load.finish()
 	events := load.results()
 
@@ -368,6 +372,29 @@ func runPartitionRound(t *testing.T, r partitionRound) []phaseStats {
 			s.storedTwice++
 		}
 	}
+	// The longest time each gateway answered no 200, over the gaps between
+	// its 200s that overlap each phase.
+	var okAt [2][]time.Time
+	for _, e := range events {
+		for _, a := range e.attempts {
+			if a.status == http.StatusOK {
+				okAt[a.gateway] = append(okAt[a.gateway], a.end)
+			}
+		}
+	}
+	for g := range okAt {
+		times := append([]time.Time{began[0]}, okAt[g]...)
+		times = append(times, began[len(began)-1])
+		slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+		for i, p := range phases {
+			from, to := began[i], began[i+1]
+			for j := 1; j < len(times); j++ {
+				if times[j].After(from) && times[j-1].Before(to) {
+					stats[p].noACK[g] = max(stats[p].noACK[g], times[j].Sub(times[j-1]))
+				}
+			}
+		}
+	}
 	var out []phaseStats
 	for _, p := range phases {
 		out = append(out, *stats[p])
@@ -424,6 +451,9 @@ type phaseStats struct {
 	// write that was in fact stored, then the provider's retry).
 	deliveredTwice, storedTwice int
 	redeliveredHere             int
+	// noACK: the longest time each gateway answered no 200, over the gaps
+	// that overlap the phase (the most of any round, in merged figures).
+	noACK [2]time.Duration
 }
 
 func mergeStats(into, add []phaseStats) []phaseStats {
@@ -443,6 +473,7 @@ func mergeStats(into, add []phaseStats) []phaseStats {
 		x.deliveredTwice += s.deliveredTwice
 		x.storedTwice += s.storedTwice
 		x.redeliveredHere += s.redeliveredHere
+		x.noACK[0], x.noACK[1] = max(x.noACK[0], s.noACK[0]), max(x.noACK[1], s.noACK[1])
 	}
 	return into
 }
@@ -451,14 +482,16 @@ func logPartitionStats(t *testing.T, title string, stats []phaseStats) {
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s:\n", title)
-	fmt.Fprintf(&b, "  %-44s %7s %7s %5s %11s %11s %9s %9s %11s\n", "phase", "events", "ACKed", "lost", "503s a/b", "503+stored", "dup.deliv", "dup.store", "repeats in")
+	fmt.Fprintf(&b, "  %-44s %7s %7s %5s %11s %11s %9s %9s %11s %13s\n", "phase", "events", "ACKed", "lost", "503s a/b", "503+stored", "dup.deliv", "dup.store", "repeats in", "no 2xx a/b")
 	total := phaseStats{phase: "total"}
 	for _, s := range stats {
-		fmt.Fprintf(&b, "  %-44s %7d %7d %5d %11s %11d %9d %9d %11d\n", s.phase, s.events, s.acked, s.lost, fmt.Sprintf("%d/%d", s.refused[0], s.refused[1]), s.refusedDelivered, s.deliveredTwice, s.storedTwice, s.redeliveredHere)
+		fmt.Fprintf(&b, "  %-44s %7d %7d %5d %11s %11d %9d %9d %11d %13s\n", s.phase, s.events, s.acked, s.lost, fmt.Sprintf("%d/%d", s.refused[0], s.refused[1]), s.refusedDelivered, s.deliveredTwice, s.storedTwice, s.redeliveredHere,
+			fmt.Sprintf("%.1f/%.1fs", s.noACK[0].Seconds(), s.noACK[1].Seconds()))
 		s.phase = total.phase
 		total = mergeStats([]phaseStats{total}, []phaseStats{s})[0]
 	}
-	fmt.Fprintf(&b, "  %-44s %7d %7d %5d %11s %11d %9d %9d %11d", "total", total.events, total.acked, total.lost, fmt.Sprintf("%d/%d", total.refused[0], total.refused[1]), total.refusedDelivered, total.deliveredTwice, total.storedTwice, total.redeliveredHere)
+	fmt.Fprintf(&b, "  %-44s %7d %7d %5d %11s %11d %9d %9d %11d %13s", "total", total.events, total.acked, total.lost, fmt.Sprintf("%d/%d", total.refused[0], total.refused[1]), total.refusedDelivered, total.deliveredTwice, total.storedTwice, total.redeliveredHere,
+		fmt.Sprintf("%.1f/%.1fs", total.noACK[0].Seconds(), total.noACK[1].Seconds()))
 	t.Log(b.String())
 }
 
