@@ -81,6 +81,10 @@ const (
 	defaultAckWait = 2 * time.Minute
 	// opTimeout bounds one request to the servers.
 	opTimeout = 10 * time.Second
+	// pingEvery is how often the connection is checked: one that left two
+	// pings unanswered is given up for another server, 10 to 15 s after its
+	// server went silent.
+	pingEvery = 5 * time.Second
 )
 
 // Store is the JetStream store.
@@ -141,8 +145,13 @@ func Open(opts Options) (*Store, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	// A connection whose server a partition cut off stays open, silent: only
+	// pings tell. NATS's default (every 2 minutes, 2 unanswered) would keep
+	// this instance refusing writes for minutes while other servers could
+	// take them.
 	connOpts := []nats.Option{nats.Name("hookgate"), nats.Timeout(opts.ConnectTimeout), nats.MaxReconnects(-1),
-		nats.ReconnectWait(250 * time.Millisecond), nats.RetryOnFailedConnect(false)}
+		nats.ReconnectWait(250 * time.Millisecond), nats.RetryOnFailedConnect(false),
+		nats.PingInterval(pingEvery), nats.MaxPingsOutstanding(2)}
 	if opts.Credentials != "" {
 		connOpts = append(connOpts, nats.UserCredentials(opts.Credentials))
 	}
