@@ -146,12 +146,14 @@ func Open(opts Options) (*Store, error) {
 		s.now = time.Now
 	}
 	// A connection whose server a partition cut off stays open, silent: only
-	// pings tell. NATS's default (every 2 minutes, 2 unanswered) would keep
+	// pings tell, and a write that fills the socket's buffers blocks every
+	// other request on the connection until it fails. NATS's defaults (a
+	// ping every 2 minutes, 2 unanswered; a write given a minute) would keep
 	// this instance refusing writes for minutes while other servers could
 	// take them.
 	connOpts := []nats.Option{nats.Name("hookgate"), nats.Timeout(opts.ConnectTimeout), nats.MaxReconnects(-1),
 		nats.ReconnectWait(250 * time.Millisecond), nats.RetryOnFailedConnect(false),
-		nats.PingInterval(pingEvery), nats.MaxPingsOutstanding(2)}
+		nats.PingInterval(pingEvery), nats.MaxPingsOutstanding(2), nats.FlusherTimeout(opTimeout)}
 	if opts.Credentials != "" {
 		connOpts = append(connOpts, nats.UserCredentials(opts.Credentials))
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -46,6 +48,9 @@ func newFreezer(t *testing.T, target string) *freezer {
 			if err != nil {
 				return
 			}
+			// Small buffers, as between machines under load: a cut
+			// connection fills them with a few writes.
+			c.(*net.TCPConn).SetReadBuffer(16 << 10)
 			s, err := net.Dial("tcp", target)
 			if err != nil {
 				c.Close()
@@ -64,21 +69,25 @@ func newFreezer(t *testing.T, target string) *freezer {
 func (f *freezer) url() string { return "nats://" + f.l.Addr().String() }
 
 // relay copies from one side to the other until the connection is frozen;
-// what it reads after that is dropped.
+// then it reads no more, so the sender's writes fill its socket buffers and
+// block, as they do when no packet gets through.
 func (f *freezer) relay(from, to net.Conn) {
 	buf := make([]byte, 32<<10)
 	for {
-		n, err := from.Read(buf)
-		if err != nil {
-			return
-		}
 		f.mu.Lock()
 		frozen := f.frozen[from]
 		f.mu.Unlock()
 		if frozen {
-			continue
+			return // the connection stays open, unread
 		}
-		if _, err := to.Write(buf[:n]); err != nil {
+		from.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		n, err := from.Read(buf)
+		if n > 0 {
+			if _, err := to.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			return
 		}
 	}
@@ -94,32 +103,54 @@ func (f *freezer) freeze() {
 }
 
 // TestStaleConnectionIsLeft cuts the path to the store's server without
-// closing the connection, as a network partition does: the store notices by
-// its pings and connects again, so writes are taken again well before
-// NATS's default ping (every 2 minutes, 2 unanswered) would notice.
-// Partitions in test/e2e (TestJetStreamPartitions) showed a gateway whose
-// server was isolated refusing every write for as long as the partition
-// lasted, while the other gateway, on another server, took them.
+// closing the connection, as a network partition does, and expects writes
+// to be taken again, through a new connection, within a minute. Idle, the
+// store notices by its pings; while its writes fill the socket's buffers,
+// by the write that cannot finish, which holds up every other request on
+// the connection. With NATS's defaults (a ping every 2 minutes, a write
+// given a minute) neither happens that soon. Partitions in test/e2e
+// (TestJetStreamPartitions) showed a gateway whose server was isolated
+// refusing every write for as long as the partition lasted, and some time
+// after, while the other gateway, on another server, took them.
 func TestStaleConnectionIsLeft(t *testing.T) {
-	ns := runServer(t)
-	f := newFreezer(t, ns.Addr().String())
-	s := open(t, ns, func(o *Options) { o.URL = f.url() })
-	ctx := context.Background()
-	if _, err := s.Ingest(ctx, newEvent("stripe", "evt_before", `{}`)); err != nil {
-		t.Fatal(err)
-	}
-	f.freeze()
-	deadline := time.Now().Add(time.Minute)
-	for i := 0; ; i++ {
-		_, err := s.Ingest(ctx, newEvent("stripe", fmt.Sprintf("evt_after_%d", i), `{}`))
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, store.ErrUnavailable) {
-			t.Fatal(err)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no write taken within a minute of the cut: %v", err)
-		}
+	for _, busy := range []bool{false, true} {
+		t.Run(map[bool]string{false: "idle", true: "buffers full"}[busy], func(t *testing.T) {
+			t.Parallel() // each waits out timeouts of 10 s or more
+			ns := runServer(t)
+			f := newFreezer(t, ns.Addr().String())
+			s := open(t, ns, func(o *Options) { o.URL = f.url() })
+			ctx := context.Background()
+			if _, err := s.Ingest(ctx, newEvent("stripe", "evt_before", `{}`)); err != nil {
+				t.Fatal(err)
+			}
+			f.freeze()
+			var wg sync.WaitGroup
+			defer wg.Wait()
+			if busy {
+				// Large events without a dedup key, written at once, pile
+				// up behind the cut until the buffers are full.
+				big := strings.Repeat("x", 512<<10)
+				for i := range 64 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						s.Ingest(ctx, newEvent("stripe", "", fmt.Sprintf(`{"n":%d,"pad":"%s"}`, i, big)))
+					}()
+				}
+			}
+			deadline := time.Now().Add(time.Minute)
+			for i := 0; ; i++ {
+				_, err := s.Ingest(ctx, newEvent("stripe", fmt.Sprintf("evt_after_%d", i), `{}`))
+				if err == nil {
+					break
+				}
+				if !errors.Is(err, store.ErrUnavailable) {
+					t.Fatal(err)
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no write taken within a minute of the cut: %v", err)
+				}
+			}
+		})
 	}
 }
