@@ -330,6 +330,9 @@ func cmdCompact(fl caddycmd.Flags) (int, error) {
 	if err := os.Rename(tmp, path); err != nil {
 		return caddy.ExitCodeFailedStartup, err
 	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return caddy.ExitCodeFailedStartup, err
+	}
 	after, err := os.Stat(path)
 	if err != nil {
 		return caddy.ExitCodeFailedStartup, err
