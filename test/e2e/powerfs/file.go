@@ -200,7 +200,8 @@ func (f *fileNode) Write(ctx context.Context, fh fs.FileHandle, data []byte, off
 }
 
 // Fsync implements fs.NodeFsyncer, for fsync and fdatasync alike: the
-// file's content and size become durable, its name does not.
+// file's content and size become durable, its name does not (but with
+// Options.JournaledNames, when every pending name change does).
 func (f *fileNode) Fsync(ctx context.Context, fh fs.FileHandle, flags uint32) syscall.Errno {
 	f.pfs.mu.Lock()
 	defer f.pfs.mu.Unlock()
@@ -210,6 +211,11 @@ func (f *fileNode) Fsync(ctx context.Context, fh fs.FileHandle, flags uint32) sy
 	f.pfs.fileSyncs++
 	if err := f.sync(); err != nil {
 		return fs.ToErrno(err)
+	}
+	if f.pfs.journaled {
+		if err := f.pfs.commitAll(); err != nil {
+			return fs.ToErrno(err)
+		}
 	}
 	return 0
 }

@@ -53,6 +53,12 @@ const orphans = ".powerfs"
 type Options struct {
 	// Debug logs every FUSE request.
 	Debug bool
+	// JournaledNames makes an fsync of any file also make every name change
+	// made before it durable, in order, as ext4 and XFS do in practice:
+	// their journal commits every metadata change of the running
+	// transaction. Without it, only the folder's own fsync does, which is
+	// all fsync(2) promises.
+	JournaledNames bool
 }
 
 // FS is one mounted power-loss file system.
@@ -72,6 +78,8 @@ type FS struct {
 	open map[*fileNode]struct{}
 	// fileSyncs and dirSyncs count the fsyncs served.
 	fileSyncs, dirSyncs int
+	// journaled is Options.JournaledNames.
+	journaled bool
 }
 
 // Mount mounts a power-loss file system at mountpoint over backing, an
@@ -89,7 +97,7 @@ func Mount(mountpoint, backing string, opts *Options) (*FS, error) {
 	if err := os.RemoveAll(filepath.Join(backing, orphans)); err != nil {
 		return nil, fmt.Errorf("powerfs: %w", err)
 	}
-	p := &FS{backing: backing, mountpoint: mountpoint, nextIno: 1, open: map[*fileNode]struct{}{}}
+	p := &FS{backing: backing, mountpoint: mountpoint, nextIno: 1, open: map[*fileNode]struct{}{}, journaled: opts.JournaledNames}
 	p.root = p.newDir(0o755)
 	if err := p.load(p.root, backing); err != nil {
 		return nil, fmt.Errorf("powerfs: reading %s: %w", backing, err)
@@ -290,12 +298,7 @@ func (p *FS) Close() error {
 			errs = append(errs, err)
 		}
 	})
-	for _, op := range p.pending {
-		if err := op.commit(); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	p.pending = nil
+	errs = append(errs, p.commitAll())
 	p.dead = true
 	p.closeObjects()
 	p.mu.Unlock()
@@ -515,4 +518,16 @@ func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 	}
 	out.FromStatfsT(&st)
 	return 0
+}
+
+// commitAll makes every pending name change durable, oldest first.
+func (p *FS) commitAll() error {
+	var errs []error
+	for _, op := range p.pending {
+		if err := op.commit(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	p.pending = nil
+	return errors.Join(errs...)
 }

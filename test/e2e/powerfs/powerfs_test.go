@@ -289,3 +289,32 @@ func TestCutWithAFileStillOpen(t *testing.T) {
 	}
 	expect(t, filepath.Join(backing, "f"), "durable")
 }
+
+// TestJournaledNames: with Options.JournaledNames a file's fsync also makes
+// the name changes before it durable, the new folder and file under it
+// among them, as ext4's journal does; a change made after the fsync is
+// still dropped.
+func TestJournaledNames(t *testing.T) {
+	dir := t.TempDir()
+	backing, mnt := filepath.Join(dir, "disk"), filepath.Join(dir, "mnt")
+	for _, d := range []string{backing, mnt} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := Mount(mnt, backing, &Options{JournaledNames: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(mnt, "newdir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(mnt, "newdir", "f"), 0, "data", true)
+	write(t, filepath.Join(mnt, "later"), 0, "data", false)
+	report := cut(t, p, CutOptions{})
+	expect(t, filepath.Join(backing, "newdir", "f"), "data")
+	expect(t, filepath.Join(backing, "later"), "<absent>")
+	if len(report.Ops) != 1 {
+		t.Errorf("the report names %d dropped changes, want 1 (create /later): %s", len(report.Ops), report)
+	}
+}
