@@ -215,15 +215,15 @@ func Open(path string, opts Options) (*Store, error) {
 		}
 	}
 	s := &Store{
-		bodies:    bodies,
-		db:        db,
-		path:      path,
-		now:       opts.Now,
+		bodies:      bodies,
+		db:          db,
+		path:        path,
+		now:         opts.Now,
 		writes:      make(chan *writeOp, maxBatch),
 		readySignal: make(chan struct{}, 1),
-		closing:   make(chan struct{}),
-		writerEnd: make(chan struct{}),
-		leased:    map[store.DeliveryKey]struct{}{},
+		closing:     make(chan struct{}),
+		writerEnd:   make(chan struct{}),
+		leased:      map[store.DeliveryKey]struct{}{},
 	}
 	s.ids.Continue(lastID)
 	fail := func(what string, err error) (*Store, error) {
