@@ -567,14 +567,24 @@ func (c *netCluster) missingEvents(stream string, ids []string) ([]string, error
 	if err != nil {
 		return nil, err
 	}
-	var missing []string
-	for _, id := range ids {
-		_, err := st.GetLastMsgForSubject(ctx, stream+".ev."+id)
-		switch {
-		case errors.Is(err, jetstream.ErrMsgNotFound):
-			missing = append(missing, id)
-		case err != nil:
-			return nil, fmt.Errorf("reading event %s: %w", id, err)
+	// The stream allows direct gets, which any replica answers: one that
+	// was just isolated may not have caught up yet. Messages not found are
+	// asked for again for 30 s; those still not found are missing.
+	missing := ids
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		var still []string
+		for _, id := range missing {
+			_, err := st.GetLastMsgForSubject(ctx, stream+".ev."+id)
+			switch {
+			case errors.Is(err, jetstream.ErrMsgNotFound):
+				still = append(still, id)
+			case err != nil:
+				return nil, fmt.Errorf("reading event %s: %w", id, err)
+			}
+		}
+		missing = still
+		if len(missing) == 0 || time.Now().After(deadline) {
+			break
 		}
 	}
 	return missing, nil
