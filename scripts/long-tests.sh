@@ -13,7 +13,11 @@
 #   6. JetStream partitions: three NATS nodes in network namespaces, two
 #      gateways under load, rounds of partitions (the stream leader, a
 #      follower, flapping lossy links, the gateways cut off, every node
-#      killed at once) for PARTITION_MINUTES (default 30; needs root).
+#      killed at once) for PARTITION_MINUTES (default 30; needs root);
+#   7. the power of every JetStream node cut at once, their store_dirs on
+#      powerfs: JETSTREAM_POWERCUTS (default 5) cuts with sync_interval
+#      always, then the same measured with NATS's default and with names
+#      kept only by a folder's fsync.
 # Usage: scripts/long-tests.sh            (about 3h with the defaults)
 #        FUZZ_TIME=2m SOAK_MINUTES=5 POWERLOSS_CUTS=200 PARTITION_MINUTES=10 scripts/long-tests.sh
 set -euo pipefail
@@ -23,6 +27,7 @@ SOAK_MINUTES="${SOAK_MINUTES:-10}"
 EDGE_FUZZ_N="${EDGE_FUZZ_N:-200000}"
 POWERLOSS_CUTS="${POWERLOSS_CUTS:-1000}"
 PARTITION_MINUTES="${PARTITION_MINUTES:-30}"
+JETSTREAM_POWERCUTS="${JETSTREAM_POWERCUTS:-5}"
 out="$(mktemp -d)"
 echo "logs in $out"
 
@@ -68,6 +73,11 @@ echo "== JetStream partitions for $PARTITION_MINUTES minutes (round logs: $out/p
 HOOKGATE_PARTITION_MINUTES="$PARTITION_MINUTES" HOOKGATE_PARTITION_LOGS="$out/partitions" \
 	go test -count=1 -timeout 0 -run '^TestJetStreamPartitions$' -v ./test/e2e/ 2>&1 | tee "$out/partitions.log" |
 	grep -E '^\s+(partition_test|netns_test).go:[0-9]+: |^\s{10}\S|^\s*(--- |ok|FAIL)'
+
+echo "== JetStream: every node's power cut at once, $JETSTREAM_POWERCUTS times per round"
+HOOKGATE_JETSTREAM_POWERCUTS="$JETSTREAM_POWERCUTS" HOOKGATE_JETSTREAM_POWERCUTS_DEFAULT_SYNC=1 HOOKGATE_JETSTREAM_POWERCUTS_STRICT=1 \
+	go test -count=1 -timeout 0 -run '^TestJetStreamPowerLoss$' -v ./test/e2e/ 2>&1 | tee "$out/jetstream-powerloss.log" |
+	grep -E '^\s+(jetstream_powerloss_test|partition_test).go:[0-9]+: |^\s{10}\S|^\s*(--- |ok|FAIL)' || true
 
 echo
 echo "== fuzzing summary"
