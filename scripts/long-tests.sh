@@ -77,7 +77,7 @@ HOOKGATE_PARTITION_MINUTES="$PARTITION_MINUTES" HOOKGATE_PARTITION_LOGS="$out/pa
 echo "== JetStream: every node's power cut at once, $JETSTREAM_POWERCUTS times per round"
 HOOKGATE_JETSTREAM_POWERCUTS="$JETSTREAM_POWERCUTS" HOOKGATE_JETSTREAM_POWERCUTS_DEFAULT_SYNC=1 HOOKGATE_JETSTREAM_POWERCUTS_STRICT=1 \
 	go test -count=1 -timeout 0 -run '^TestJetStreamPowerLoss$' -v ./test/e2e/ 2>&1 | tee "$out/jetstream-powerloss.log" |
-	grep -E '^\s+(jetstream_powerloss_test|partition_test).go:[0-9]+: |^\s{10}\S|^\s*(--- |ok|FAIL)' || true
+	grep -E '^\s+(jetstream_powerloss_test|partition_test).go:[0-9]+: |^\s{10}\S|^\s*(--- |ok|FAIL)'
 
 echo
 echo "== fuzzing summary"
