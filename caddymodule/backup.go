@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
@@ -167,7 +166,10 @@ func downloadBackup(c *adminClient, to string, force bool) (res backupResult, er
 	if err = os.Rename(tmp, to); err != nil {
 		return res, err
 	}
-	return res, syncDir(filepath.Dir(to))
+	if err := bolt.SyncDir(filepath.Dir(to)); err != nil {
+		return res, fmt.Errorf("backup: syncing folder: %w", err)
+	}
+	return res, nil
 }
 
 type countingReader struct {
@@ -179,21 +181,4 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
-}
-
-// syncDir makes a rename in dir durable. Windows cannot sync a folder: there
-// the rename is as durable as NTFS makes it.
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("backup: syncing folder %s: %w", dir, err)
-	}
-	return nil
 }

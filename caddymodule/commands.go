@@ -330,8 +330,8 @@ func cmdCompact(fl caddycmd.Flags) (int, error) {
 	if err := os.Rename(tmp, path); err != nil {
 		return caddy.ExitCodeFailedStartup, err
 	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
-		return caddy.ExitCodeFailedStartup, err
+	if err := bolt.SyncDir(filepath.Dir(path)); err != nil {
+		return caddy.ExitCodeFailedStartup, fmt.Errorf("compact: syncing the store's folder: %w", err)
 	}
 	after, err := os.Stat(path)
 	if err != nil {

@@ -151,10 +151,10 @@ func Unpack(r io.Reader, storePath string) error {
 	if !sawStore {
 		return fmt.Errorf("the backup archive holds no %s", BackupFile)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := SyncDir(dir); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(storePath))
+	return SyncDir(filepath.Dir(storePath))
 }
 
 func writeSynced(to string, r io.Reader) error {

@@ -194,7 +194,7 @@ func (l *bodyLog) create(n uint64) error {
 	if err != nil {
 		return fmt.Errorf("creating body segment: %w", err)
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := SyncDir(l.dir); err != nil {
 		f.Close()
 		return fmt.Errorf("creating body segment: %w", err)
 	}
@@ -434,9 +434,10 @@ func (l *bodyLog) close() error {
 	return errors.Join(errs...)
 }
 
-// syncDir makes the creation or removal of a name in dir durable. Windows
-// cannot sync a folder.
-func syncDir(dir string) error {
+// SyncDir makes the creation, removal or renaming of a name in dir
+// durable. Windows cannot sync a folder: there a name is as durable as NTFS
+// makes it.
+func SyncDir(dir string) error {
 	if runtime.GOOS == "windows" {
 		return nil
 	}

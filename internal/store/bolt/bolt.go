@@ -205,7 +205,7 @@ func Open(path string, opts Options) (*Store, error) {
 	// The file and the body log's folder may be new: make their names, and
 	// those of the folders made for them, durable before anything is ACKed.
 	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
-		if err := syncDir(dir); err != nil {
+		if err := SyncDir(dir); err != nil {
 			bodies.close()
 			db.Close()
 			return nil, fmt.Errorf("opening store %s: syncing %s: %w", path, dir, err)

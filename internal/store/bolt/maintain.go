@@ -424,7 +424,7 @@ func linkBodyLog(dst, src string) error {
 			return err
 		}
 	}
-	return syncDir(dst)
+	return SyncDir(dst)
 }
 
 // RemoveBodyLog removes the body log folder of a store file at path.
