@@ -161,7 +161,8 @@ func putStringMap(b []byte, tag byte, m map[string]string) []byte {
 // encodeEvent encodes an event's metadata, without its body or where the
 // body is: appendBodyRef adds that.
 func encodeEvent(e *store.Event) []byte {
-	b := make([]byte, 0, 256)
+	// Room for appendBodyRef, so the record is built in one allocation.
+	b := make([]byte, 0, 320)
 	b = append(b, recordFormat)
 	b = putString(b, evSource, e.Source)
 	b = putTime(b, evReceivedAt, e.ReceivedAt)
@@ -187,11 +188,12 @@ func encodeEvent(e *store.Event) []byte {
 	return b
 }
 
-// appendBodyRef returns a copy of an encoded event that says where its body is.
+// appendBodyRef returns an encoded event that says where its body is. It
+// writes past meta's length, in meta's spare capacity when it has room:
+// meta itself is left as it was, so a write that runs again (its batch
+// retried) appends the same bytes to it again.
 func appendBodyRef(meta []byte, ref bodyRef) []byte {
-	b := make([]byte, len(meta), len(meta)+1+3*binary.MaxVarintLen64)
-	copy(b, meta)
-	b = append(b, evBody)
+	b := append(meta, evBody)
 	b = binary.AppendUvarint(b, ref.segment)
 	b = binary.AppendUvarint(b, uint64(ref.offset))
 	return binary.AppendUvarint(b, uint64(ref.length))
