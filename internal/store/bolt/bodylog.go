@@ -38,10 +38,10 @@ import (
 // frameHeader is the length and checksum before each body.
 const frameHeader = 8
 
-// segmentTarget is the size past which the next batch starts a new
+// defaultSegmentSize is the size past which the next batch starts a new
 // segment: large enough that a segment file is opened rarely, small
-// enough that retention gives space back soon. A variable for tests.
-var segmentTarget int64 = 64 << 20
+// enough that retention gives space back soon.
+const defaultSegmentSize int64 = 64 << 20
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -61,7 +61,10 @@ func segmentName(n uint64) string { return fmt.Sprintf("%016x.seg", n) }
 // bodyLog is the folder of segments. The writer goroutine alone appends;
 // readers read any segment concurrently.
 type bodyLog struct {
-	dir string
+	dir         string
+	segmentSize int64
+	// inUse returns those of segs that a committed event refers to.
+	inUse func(segs []uint64) ([]uint64, error)
 
 	// Appending (the store's writer goroutine only).
 	active     *os.File
@@ -81,15 +84,21 @@ type bodyLog struct {
 	holds    int
 	deferred []uint64
 	synced   int64 // size as of the last write that synced: what a copy may read
+	// unsettled counts, per segment, bodies appended whose commits have
+	// not ended: a record may yet refer to them.
+	unsettled map[uint64]int
 }
 
 // openBodyLog opens the folder of segments, creating it if needed, and
 // cuts a torn tail off the newest segment.
-func openBodyLog(dir string) (*bodyLog, error) {
+func openBodyLog(dir string, segmentSize int64) (*bodyLog, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the body log %s: %w", dir, err)
 	}
-	l := &bodyLog{dir: dir, files: map[uint64]*os.File{}}
+	if segmentSize <= 0 {
+		segmentSize = defaultSegmentSize
+	}
+	l := &bodyLog{dir: dir, segmentSize: segmentSize, files: map[uint64]*os.File{}, unsettled: map[uint64]int{}}
 	segs, err := l.segments()
 	if err != nil {
 		return nil, err
@@ -210,7 +219,7 @@ func (l *bodyLog) create(n uint64) error {
 // once buf is written by write. It starts a new segment first when the
 // active one is full or a failed write left its tail unknown.
 func (l *bodyLog) frames(buf []byte, bodies [][]byte, refs []bodyRef) ([]byte, []bodyRef, error) {
-	if l.mustRotate || l.size >= segmentTarget {
+	if l.mustRotate || l.size >= l.segmentSize {
 		l.waitZeros()
 		// The zeros past the last frame are of no use in a full segment.
 		_ = l.active.Truncate(l.size)
@@ -284,7 +293,7 @@ func (l *bodyLog) zeroAhead() {
 		}
 	}
 	chunk := zeroChunk(l.size)
-	if l.zeroed-l.size > chunk/2 || l.size >= segmentTarget {
+	if l.zeroed-l.size > chunk/2 || l.size >= l.segmentSize {
 		return
 	}
 	from := max(l.zeroed, l.size)
@@ -343,18 +352,40 @@ func (l *bodyLog) file(n uint64) (*os.File, error) {
 	return f, nil
 }
 
-// remove deletes segments that no event refers to; never the active one.
-// While a copy holds the log, they are deleted when it ends.
+// remove deletes those of segs that no event refers to or may yet refer
+// to: never the active one, nor one with bodies whose commits have not
+// ended. While a copy holds the log, they are deleted when it ends.
 func (l *bodyLog) remove(segs ...uint64) error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.holds > 0 {
 		l.deferred = append(l.deferred, segs...)
+		l.mu.Unlock()
 		return nil
 	}
-	var errs []error
+	// A segment can only gain references through bodies appended to it:
+	// never once it is not the active one and every body appended is
+	// settled. So what inUse finds below stays true.
+	var idle []uint64
 	for _, n := range segs {
-		if n == l.activeSeg {
+		if n != l.activeSeg && l.unsettled[n] == 0 {
+			idle = append(idle, n)
+		}
+	}
+	l.mu.Unlock()
+	if len(idle) == 0 {
+		return nil
+	}
+	// The caller saw these emptied, but a write committed since (in the
+	// same transaction as the sweep, or after it) may refer to them again.
+	used, err := l.inUse(idle)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var errs []error
+	for _, n := range idle {
+		if slices.Contains(used, n) {
 			continue
 		}
 		if f, ok := l.files[n]; ok {
@@ -366,6 +397,25 @@ func (l *bodyLog) remove(segs ...uint64) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// appended counts bodies appended at refs until settled.
+func (l *bodyLog) appended(refs []bodyRef) {
+	l.mu.Lock()
+	for _, r := range refs {
+		l.unsettled[r.segment]++
+	}
+	l.mu.Unlock()
+}
+
+// settled ends the count of a body whose commit has ended, committed or
+// not.
+func (l *bodyLog) settled(ref bodyRef) {
+	l.mu.Lock()
+	if l.unsettled[ref.segment]--; l.unsettled[ref.segment] <= 0 {
+		delete(l.unsettled, ref.segment)
+	}
+	l.mu.Unlock()
 }
 
 // segmentCopy is a segment as a copy sees it: its first size bytes.

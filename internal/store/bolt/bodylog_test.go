@@ -28,6 +28,18 @@ func segmentFiles(t *testing.T, storePath string) []string {
 	return names
 }
 
+// openSegmented opens a store whose body log starts a new segment past
+// size bytes.
+func openSegmented(t *testing.T, path string, c *clock, size int64) *Store {
+	t.Helper()
+	s, err := Open(path, Options{Now: c.Now, SegmentSize: size})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // TestBodiesLiveInTheLog: a body is in a segment file, not in the bbolt
 // file, and reads back byte for byte.
 func TestBodiesLiveInTheLog(t *testing.T) {
@@ -143,11 +155,9 @@ func TestCorruptBodyIsAnError(t *testing.T) {
 // swept, the segment file goes; the segment being written stays, and so
 // does one that still holds a pending event.
 func TestRetentionDeletesWholeSegments(t *testing.T) {
-	defer func(old int64) { segmentTarget = old }(segmentTarget)
-	segmentTarget = 8 << 10
 	c := &clock{now: time.Unix(1700000000, 0)}
 	path := filepath.Join(t.TempDir(), "h.db")
-	s := openTest(t, path, c)
+	s := openSegmented(t, path, c, 8<<10)
 	ctx := context.Background()
 	body := strings.Repeat("b", 3000)
 	var ids []store.ID
@@ -184,7 +194,7 @@ func TestRetentionDeletesWholeSegments(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	s = openTest(t, path, c)
+	s = openSegmented(t, path, c, 8<<10)
 	if rec, err := s.Event(stuck); err != nil || string(rec.Event.Body) != body {
 		t.Fatalf("the pending event after reopening: %v", err)
 	}
@@ -224,11 +234,9 @@ func TestUnreferencedSegmentsGoAtOpen(t *testing.T) {
 // TestBackupHoldsSegmentsRetentionEmpties: a segment that a sweep empties
 // while a backup copies is in the copy, and is deleted once it ends.
 func TestBackupHoldsSegmentsRetentionEmpties(t *testing.T) {
-	defer func(old int64) { segmentTarget = old }(segmentTarget)
-	segmentTarget = 4 << 10
 	c := &clock{now: time.Unix(1700000000, 0)}
 	path := filepath.Join(t.TempDir(), "h.db")
-	s := openTest(t, path, c)
+	s := openSegmented(t, path, c, 4<<10)
 	ctx := context.Background()
 	var ids []store.ID
 	for n := range 10 {
@@ -501,4 +509,121 @@ func TestUpgradeStoppedPartWay(t *testing.T) {
 	if got := fixtureState(t, s); got != want {
 		t.Fatalf("after a stopped upgrade:\n%s\n---\nwant\n%s", got, want)
 	}
+}
+
+// uncommitted appends an event's body to the body log as the writer does
+// and returns its write, not yet committed: the body is synced, the record
+// that refers to it is not. Call it with no other write under way.
+func uncommitted(t *testing.T, s *Store, c *clock, body string) (*writeOp, store.ID) {
+	t.Helper()
+	e := newEvent("s", "", body, c).Event
+	e.ID = s.ids.Next(c.Now())
+	meta := encodeEvent(e)
+	op := &writeOp{body: e.Body, hasBody: true, done: make(chan error, 1)}
+	op.fn = func(tx *bbolt.Tx, ref bodyRef) error {
+		if err := putEvent(tx, e.ID, appendBodyRef(meta, ref)); err != nil {
+			return err
+		}
+		return countSegment(tx, ref.segment, 1)
+	}
+	if err := s.appendBodies([]*writeOp{op}); err != nil {
+		t.Fatal(err)
+	}
+	return op, e.ID
+}
+
+// emptiedWhileWriting sets up segment 1 holding one finished event, old,
+// and two bodies of writes not yet committed, with the writer gone on to
+// segment 2.
+func emptiedWhileWriting(t *testing.T, s *Store, c *clock) (old store.ID, late []*writeOp, lateIDs []store.ID) {
+	t.Helper()
+	res, err := s.Ingest(context.Background(), newEvent("s", "", strings.Repeat("o", 3000), c, "u"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	finish(t, s, res.ID, 0, store.StateDelivered, c)
+	for n := range 3 {
+		op, id := uncommitted(t, s, c, fmt.Sprintf("late %d %s", n, strings.Repeat("l", 3000)))
+		late, lateIDs = append(late, op), append(lateIDs, id)
+	}
+	if got := []uint64{late[0].ref.segment, late[1].ref.segment, late[2].ref.segment}; !reflect.DeepEqual(got, []uint64{1, 1, 2}) {
+		t.Fatalf("the late bodies are in segments %v, want 1, 1 and 2", got)
+	}
+	c.Add(time.Hour)
+	return res.ID, late, lateIDs
+}
+
+func commitNow(t *testing.T, s *Store, ops ...*writeOp) {
+	t.Helper()
+	s.commit(ops)
+	for _, op := range ops {
+		if err := <-op.done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func checkBodies(t *testing.T, s *Store, ids []store.ID, when string) {
+	t.Helper()
+	for n, id := range ids[:2] {
+		rec, err := s.Event(id)
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		if want := fmt.Sprintf("late %d %s", n, strings.Repeat("l", 3000)); string(rec.Event.Body) != want {
+			t.Fatalf("%s: event %d's body is %.20q", when, n, rec.Event.Body)
+		}
+	}
+}
+
+// TestSweepKeepsSegmentOfUncommittedBodies: a sweep that deletes the last
+// committed event of a segment while bodies appended to it wait for their
+// commit, the writer having gone on to the next segment, leaves the
+// segment; once those events go too, it goes.
+func TestSweepKeepsSegmentOfUncommittedBodies(t *testing.T) {
+	c := &clock{now: time.Unix(1700000000, 0)}
+	path := filepath.Join(t.TempDir(), "h.db")
+	s := openSegmented(t, path, c, 8<<10)
+	_, late, ids := emptiedWhileWriting(t, s, c)
+	if n, err := s.Sweep(context.Background(), c.Now(), 100); err != nil || n != 1 {
+		t.Fatalf("swept %d: %v", n, err)
+	}
+	if _, err := os.Stat(filepath.Join(bodyLogDir(path), segmentName(1))); err != nil {
+		t.Fatalf("the sweep removed segment 1, which bodies awaiting their commit are in: %v", err)
+	}
+	commitNow(t, s, late...)
+	checkBodies(t, s, ids, "after the commit")
+	c.Add(time.Hour)
+	if n, err := s.Sweep(context.Background(), c.Now(), 100); err != nil || n != 3 {
+		t.Fatalf("swept %d: %v", n, err)
+	}
+	if segs := segmentFiles(t, path); len(segs) != 1 || filepath.Base(segs[0]) != segmentName(2) {
+		t.Fatalf("after sweeping every event: %v, want the active segment alone", segs)
+	}
+}
+
+// TestSweepKeepsSegmentReferredToInItsTransaction: when the committer puts
+// a sweep and later writes into one transaction, a segment the sweep saw
+// emptied may be referred to again by the time the transaction commits.
+func TestSweepKeepsSegmentReferredToInItsTransaction(t *testing.T) {
+	c := &clock{now: time.Unix(1700000000, 0)}
+	path := filepath.Join(t.TempDir(), "h.db")
+	s := openSegmented(t, path, c, 8<<10)
+	old, late, ids := emptiedWhileWriting(t, s, c)
+	var emptied []uint64
+	sweep := &writeOp{done: make(chan error, 1), fn: func(tx *bbolt.Tx, _ bodyRef) error {
+		return deleteEvent(tx, old[:], &emptied)
+	}}
+	commitNow(t, s, append([]*writeOp{sweep}, late...)...)
+	if !reflect.DeepEqual(emptied, []uint64{1}) {
+		t.Fatalf("the sweep emptied segments %v, want 1", emptied)
+	}
+	// What sweepEvents does once its transaction is on disk.
+	if err := s.bodies.remove(emptied...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(bodyLogDir(path), segmentName(1))); err != nil {
+		t.Fatalf("segment 1 was removed though events committed with the sweep refer to it: %v", err)
+	}
+	checkBodies(t, s, ids, "after the sweep")
 }

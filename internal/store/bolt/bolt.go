@@ -72,6 +72,9 @@ type Options struct {
 	Now func() time.Time
 	// Logf, when set, is told of an upgrade of the file's format at open.
 	Logf func(format string, args ...any)
+	// SegmentSize is the size past which the body log starts a new
+	// segment; 0 means 64 MiB. Tests make it small to exercise removal.
+	SegmentSize int64
 }
 
 // Store is the embedded store: one bbolt file, writes group-committed.
@@ -197,7 +200,7 @@ func Open(path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
-	bodies, err := openBodyLog(bodyLogDir(path))
+	bodies, err := openBodyLog(bodyLogDir(path), opts.SegmentSize)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
@@ -225,6 +228,7 @@ func Open(path string, opts Options) (*Store, error) {
 		writerEnd:   make(chan struct{}),
 		leased:      map[store.DeliveryKey]struct{}{},
 	}
+	bodies.inUse = s.segmentsInUse
 	s.ids.Continue(lastID)
 	fail := func(what string, err error) (*Store, error) {
 		bodies.close()
@@ -433,12 +437,14 @@ func (s *Store) commit(batch []*writeOp) {
 	if err == nil {
 		s.durableTx.Store(txID)
 		s.commits.Add(1)
+		s.settleBodies(batch)
 		for _, op := range batch {
 			op.done <- nil
 		}
 		return
 	}
 	if failed < 0 || len(batch) == 1 {
+		s.settleBodies(batch)
 		// The commit itself failed (disk full, I/O error): nothing landed.
 		if failed < 0 {
 			err = fmt.Errorf("%w: %v", store.ErrUnavailable, err)
@@ -475,6 +481,7 @@ func (s *Store) appendBodies(batch []*writeOp) error {
 	if err := s.bodies.write(buf); err != nil {
 		return err
 	}
+	s.bodies.appended(refs)
 	for _, op := range batch {
 		if op.hasBody && !op.framed {
 			op.ref, refs = refs[0], refs[1:]
@@ -482,6 +489,32 @@ func (s *Store) appendBodies(batch []*writeOp) error {
 		}
 	}
 	return nil
+}
+
+// settleBodies tells the body log that the commit of batch has ended: its
+// bodies are referred to now, or never will be. Called before a write is
+// answered, after which its op is reused.
+func (s *Store) settleBodies(batch []*writeOp) {
+	for _, op := range batch {
+		if op.hasBody && op.framed {
+			s.bodies.settled(op.ref)
+		}
+	}
+}
+
+// segmentsInUse returns those of segs that a committed event refers to.
+func (s *Store) segmentsInUse(segs []uint64) ([]uint64, error) {
+	var used []uint64
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		counts := tx.Bucket(bucketSegs)
+		for _, n := range segs {
+			if counts.Get(binary.BigEndian.AppendUint64(nil, n)) != nil {
+				used = append(used, n)
+			}
+		}
+		return nil
+	})
+	return used, err
 }
 
 func eventKey(id store.ID) []byte { return id[:] }
