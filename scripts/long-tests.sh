@@ -8,7 +8,8 @@
 #      against the real binary (600 in the default test run);
 #   4. the power-loss soak: POWERLOSS_CUTS (default 1000) power cuts of the
 #      gateway's storage folder on powerfs under load (docs/durability.md);
-#      needs root and /dev/fuse;
+#      needs root and /dev/fuse; then SWEEP_POWERCUTS (default 1000) cuts
+#      of the store while retention sweeps delete events and body segments;
 #   5. the JetStream cluster test and the hostile suite;
 #   6. JetStream partitions: three NATS nodes in network namespaces, two
 #      gateways under load, rounds of partitions (the stream leader, a
@@ -18,7 +19,7 @@
 #      powerfs: JETSTREAM_POWERCUTS (default 5) cuts with sync_interval
 #      always, then the same measured with NATS's default and with names
 #      kept only by a folder's fsync.
-# Usage: scripts/long-tests.sh            (about 3h with the defaults)
+# Usage: scripts/long-tests.sh            (about 3½ h with the defaults)
 #        FUZZ_TIME=2m SOAK_MINUTES=5 POWERLOSS_CUTS=200 PARTITION_MINUTES=10 scripts/long-tests.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +27,7 @@ FUZZ_TIME="${FUZZ_TIME:-10m}"
 SOAK_MINUTES="${SOAK_MINUTES:-10}"
 EDGE_FUZZ_N="${EDGE_FUZZ_N:-200000}"
 POWERLOSS_CUTS="${POWERLOSS_CUTS:-1000}"
+SWEEP_POWERCUTS="${SWEEP_POWERCUTS:-1000}"
 PARTITION_MINUTES="${PARTITION_MINUTES:-30}"
 JETSTREAM_POWERCUTS="${JETSTREAM_POWERCUTS:-5}"
 out="$(mktemp -d)"
@@ -64,6 +66,9 @@ HOOKGATE_EDGE_FUZZ_N="$EDGE_FUZZ_N" go test -count=1 -timeout 0 -run '^TestEdgeF
 
 echo "== power-loss soak: $POWERLOSS_CUTS power cuts"
 HOOKGATE_POWERLOSS_CUTS="$POWERLOSS_CUTS" go test -count=1 -timeout 0 -run '^TestPowerLoss$' -v ./test/e2e/ 2>&1 | tee "$out/powerloss.log" | grep -E '^\s+powerloss_test.go:[0-9]+: ([0-9]+ power cuts|cut [0-9]+[:(]|HOOKGATE_POWERLOSS_SEED)|^(--- |ok|FAIL)'
+
+echo "== power cuts during retention sweeps: $SWEEP_POWERCUTS"
+HOOKGATE_SWEEP_POWERCUTS="$SWEEP_POWERCUTS" go test -count=1 -timeout 0 -run '^TestPowerLossDuringSweep$' -v ./test/e2e/ 2>&1 | tee "$out/sweep-powerloss.log" | grep -E '^\s+sweep_powerloss_test.go:[0-9]+: ([0-9]+ power cuts|cut [0-9]+:|HOOKGATE_SWEEP_POWERCUTS_SEED)|^(--- |ok|FAIL)'
 
 echo "== JetStream cluster, hostile requests, unwritable store, disk full"
 go test -count=1 -run 'TestJetStreamClusterTwoInstances|TestHostileRequests|TestStoreUnwritable|TestDiskFull' -v ./test/e2e/ 2>&1 | tee "$out/e2e.log" | grep -E '^\s+\w+_test.go:[0-9]+: |^(--- |ok|FAIL)' | grep -v '^\s*{'

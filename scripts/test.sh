@@ -12,7 +12,7 @@
 #   iproute2, nftables  TestJetStreamPartitions puts NATS nodes in network namespaces
 #             (ip netns, veth, a bridge, tc) and partitions them with nftables rules
 #   root      TestDiskFull and TestStoreUnwritableAtStartup mount a small tmpfs;
-#             TestPowerLoss and the powerfs tests mount a FUSE file system with
+#             TestPowerLoss, TestPowerLossDuringSweep and the powerfs tests mount a FUSE file system with
 #             mount(2) (no fusermount, so no fuse3 package), which needs /dev/fuse;
 #             TestJetStreamPartitions creates network namespaces
 # As root, the missing tools are installed with apt-get. Otherwise the script

@@ -25,6 +25,11 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	// This binary started again as a child process by a test.
+	if os.Getenv("HOOKGATE_E2E_CHILD") == "sweeper" {
+		fmt.Fprintln(os.Stderr, sweeperChild(os.Getenv("HOOKGATE_E2E_STORE")))
+		os.Exit(1)
+	}
 	dir, err := os.MkdirTemp("", "hookgate-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
