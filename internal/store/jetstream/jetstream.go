@@ -89,19 +89,22 @@ const (
 
 // Store is the JetStream store.
 type Store struct {
-	opts    Options
-	now     func() time.Time
-	ids     store.IDSource
-	nc      *nats.Conn
-	js      jetstream.JetStream
-	events  jetstream.Stream
-	work    jetstream.Stream
-	dead    jetstream.Stream
-	dedup   jetstream.KeyValue
-	state   jetstream.KeyValue
-	secrets jetstream.KeyValue
-	pauseKV jetstream.KeyValue
-	subject string // S
+	opts Options
+	now  func() time.Time
+	ids  store.IDSource
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	// leaderGets reads a stream's message from its leader: the streams
+	// allow direct gets, which any replica answers, up to date or not.
+	leaderGets nats.JetStreamContext
+	events     jetstream.Stream
+	work       jetstream.Stream
+	dead       jetstream.Stream
+	dedup      jetstream.KeyValue
+	state      jetstream.KeyValue
+	secrets    jetstream.KeyValue
+	pauseKV    jetstream.KeyValue
+	subject    string // S
 
 	mu        sync.Mutex
 	consumers map[string]jetstream.Consumer
@@ -182,6 +185,9 @@ func (s *Store) setup() error {
 		return err
 	}
 	s.js = js
+	if s.leaderGets, err = s.nc.JetStream(); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.ConnectTimeout)
 	defer cancel()
 	S, r := s.opts.Stream, s.opts.Replicas
@@ -472,16 +478,38 @@ func (s *Store) reserve(ctx context.Context, source, dk string, id store.ID, ttl
 }
 
 func (s *Store) eventExists(ctx context.Context, id store.ID) (bool, error) {
-	_, err := s.events.GetLastMsgForSubject(ctx, s.eventSubject(id))
+	_, err := s.lastForSubject(ctx, s.events, s.eventSubject(id))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return false, nil
 	}
 	return err == nil, err
 }
 
+// lastForSubject returns the last message on subject in stream. It is read
+// with a direct get, which any replica answers; one back from a partition
+// may not have caught up, and answer that a stored message is missing. So
+// a missing message is looked up again at the stream's leader, which has
+// every acknowledged write, before it is reported missing: a dedup key
+// whose event seemed missing would be taken over, and the event stored
+// twice.
+func (s *Store) lastForSubject(ctx context.Context, stream jetstream.Stream, subject string) (*jetstream.RawStreamMsg, error) {
+	msg, err := stream.GetLastMsgForSubject(ctx, subject)
+	if !errors.Is(err, jetstream.ErrMsgNotFound) {
+		return msg, err
+	}
+	m, err := s.leaderGets.GetLastMsg(stream.CachedInfo().Config.Name, subject, nats.Context(ctx))
+	if errors.Is(err, nats.ErrMsgNotFound) {
+		return nil, jetstream.ErrMsgNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &jetstream.RawStreamMsg{Subject: m.Subject, Sequence: m.Sequence, Header: m.Header, Data: m.Data, Time: m.Time}, nil
+}
+
 // record reads an event's message and its sequence.
 func (s *Store) record(ctx context.Context, id store.ID) (*eventRecord, uint64, error) {
-	msg, err := s.events.GetLastMsgForSubject(ctx, s.eventSubject(id))
+	msg, err := s.lastForSubject(ctx, s.events, s.eventSubject(id))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil, 0, store.ErrNotFound
 	}
@@ -584,7 +612,7 @@ func (s *Store) dispatchOne(msg jetstream.Msg) {
 
 // known reports a delivery that is queued or has a state.
 func (s *Store) known(ctx context.Context, upstream string, k store.DeliveryKey) (bool, error) {
-	if _, err := s.work.GetLastMsgForSubject(ctx, s.workSubject(upstream, k)); err == nil {
+	if _, err := s.lastForSubject(ctx, s.work, s.workSubject(upstream, k)); err == nil {
 		return true, nil
 	} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
 		return false, err
