@@ -633,7 +633,13 @@ func (l *lane) attempt(cfg Upstream, t store.Task) {
 	defer cancel()
 	ctx, span := l.e.traceAttempt(ctx, l.name, t, n)
 	defer span.End() // ended with its outcome below, unless shutting down
-	req, err := buildRequest(ctx, cfg, t, n)
+	var req *http.Request
+	var err error
+	if t.EventErr != nil {
+		err = fmt.Errorf("%w: %w", errUnreadableEvent, t.EventErr)
+	} else {
+		req, err = buildRequest(ctx, cfg, t, n)
+	}
 	if err == nil && cfg.Sign != nil {
 		err = cfg.Sign(req, t.Event, l.e.now())
 	}
@@ -668,8 +674,9 @@ func (l *lane) attempt(cfg Upstream, t store.Task) {
 	endAttemptSpan(span, attempt, outcome.Next)
 	// Only failures the upstream causes count against it: a 4xx answer is
 	// the upstream working as designed.
-	opened := l.breaker.record(l.e.now(), err == nil && attempt.Status < 500 && attempt.Status != http.StatusTooManyRequests)
-	if opened && l.e.onOpen != nil {
+	if t.EventErr != nil {
+		l.breaker.release() // the upstream was not asked
+	} else if l.breaker.record(l.e.now(), err == nil && attempt.Status < 500 && attempt.Status != http.StatusTooManyRequests) && l.e.onOpen != nil {
 		l.e.onOpen(l.name)
 	}
 	fields := []zap.Field{
@@ -718,11 +725,17 @@ const recordPause = 5 * time.Second
 // is the upstream's pause record: max_age counts from the later of the
 // event's arrival, the delivery's last replay and the upstream's last
 // resume, so time spent paused never makes a delivery dead.
+// errUnreadableEvent marks an attempt that failed before its request
+// because the stored event could not be read.
+var errUnreadableEvent = errors.New("reading the stored event")
+
 func (e *Engine) decide(p RetryPolicy, t store.Task, n int, err error, a store.Attempt, retryAfter time.Duration, pause store.Pause) (store.State, time.Time, string) {
 	if err == nil && a.Status >= 200 && a.Status < 300 {
 		return store.StateDelivered, time.Time{}, a.Error
 	}
-	if !p.RetryOn.Retries(err, a.Status) {
+	// A stored event that could not be read is retried whatever retry_on
+	// says: the upstream did not fail, and the read may succeed later.
+	if !p.RetryOn.Retries(err, a.Status) && !errors.Is(err, errUnreadableEvent) {
 		if err != nil {
 			return store.StateDead, time.Time{}, a.Error
 		}

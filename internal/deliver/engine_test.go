@@ -1,10 +1,13 @@
 package deliver
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -366,4 +369,94 @@ func TestRateLimit(t *testing.T) {
 		t.Fatalf("%d attempts in flight with a burst of 2 at 1/s", n)
 	}
 	close(up.hold)
+}
+
+// TestUnreadableEventIsRetriedAlone: an event whose stored body was
+// damaged on disk is attempted without a request, retried (whatever
+// retry_on says) and dead after max_attempts, without opening the breaker;
+// the deliveries queued behind it are delivered meanwhile.
+func TestUnreadableEventIsRetriedAlone(t *testing.T) {
+	var mu sync.Mutex
+	up := newUpstream(t, nil)
+	path := filepath.Join(t.TempDir(), "hookgate.db")
+	s := openStore(t, path)
+	damaged := ingest(t, s, "damaged body", "legacy")
+	for n := range 5 {
+		ingest(t, s, fmt.Sprintf("good body %d", n), "legacy")
+	}
+	damageBody(t, path, "damaged body")
+	var outcomes []string
+	var dead []string
+	e := New(s, Options{
+		OnAttempt: func(_, outcome string, _ time.Duration) { mu.Lock(); outcomes = append(outcomes, outcome); mu.Unlock() },
+		OnDead: func(_ string, ev *store.Event, reason string) {
+			mu.Lock()
+			dead = append(dead, ev.ID.String()+": "+reason)
+			mu.Unlock()
+		},
+	})
+	defer e.Stop()
+	cfg := up.config("legacy", 3)
+	cfg.Retry.RetryOn = RetryOn{Class5xx: true} // no network errors: the damaged event is retried all the same
+	cfg.Breaker = BreakerPolicy{FailureRatio: 0.3, MinRequests: 2, Window: time.Minute, Cooldown: time.Hour}
+	e.Activate("cfg", map[string]Upstream{"legacy": cfg})
+	eventually(t, "the damaged event dead and the others delivered", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(dead) == 1 && len(up.requests()) >= 5
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	received := map[string]int{}
+	for _, r := range up.requests() {
+		received[string(r.body)]++
+	}
+	for n := range 5 {
+		if received[fmt.Sprintf("good body %d", n)] != 1 {
+			t.Fatalf("good body %d received %d times", n, received[fmt.Sprintf("good body %d", n)])
+		}
+	}
+	if len(received) != 5 {
+		t.Fatalf("the upstream received %v", received)
+	}
+	if !strings.HasPrefix(dead[0], damaged.String()+": reading the stored event: ") || !strings.Contains(dead[0], "fails its checksum") ||
+		!strings.Contains(dead[0], "gave up after 3 attempts") {
+		t.Fatalf("dead: %s", dead[0])
+	}
+	retries := 0
+	for _, o := range outcomes {
+		if o == "retry" {
+			retries++
+		}
+	}
+	if retries != 2 {
+		t.Fatalf("outcomes %v, want 2 retries of the damaged event", outcomes)
+	}
+	if st := e.BreakerState("legacy"); st != BreakerClosed {
+		t.Fatalf("the breaker is %s: the upstream was never asked about the damaged event", st)
+	}
+}
+
+// damageBody overwrites a byte of body inside the store's body log, as a
+// disk that rotted would.
+func damageBody(t *testing.T, storePath, body string) {
+	t.Helper()
+	names, err := filepath.Glob(storePath + ".bodies/*.seg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := bytes.Index(data, []byte(body)); i >= 0 {
+			data[i] ^= 0xff
+			if err := os.WriteFile(name, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("%q is in no segment", body)
 }

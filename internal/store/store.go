@@ -190,6 +190,12 @@ type Task struct {
 	Event    *Event
 	// Body is the delivery's transformed body, nil for the event's own.
 	Body []byte
+	// EventErr, when set, says the stored event could not be read whole
+	// (a body damaged on disk): Event holds what could be read, at least
+	// its ID. The attempt then fails without a request, and is retried
+	// like a failed one, so one damaged event never holds up the
+	// deliveries queued behind it.
+	EventErr error
 }
 
 // Outcome is the result of an attempt: the attempt record and what follows.

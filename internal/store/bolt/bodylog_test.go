@@ -627,3 +627,66 @@ func TestSweepKeepsSegmentReferredToInItsTransaction(t *testing.T) {
 	}
 	checkBodies(t, s, ids, "after the sweep")
 }
+
+// damageBody overwrites a byte of body inside the store's body log, as a
+// disk that rotted would.
+func damageBody(t *testing.T, storePath, body string) {
+	t.Helper()
+	for _, name := range segmentFiles(t, storePath) {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := bytes.Index(data, []byte(body)); i >= 0 {
+			f, err := os.OpenFile(name, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.WriteAt([]byte{data[i] ^ 0xff}, int64(i)); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("%q is in no segment", body)
+}
+
+// TestDamagedBodyDoesNotHoldUpTheQueue: a due delivery whose event's body
+// fails its checksum comes back with the error and the event's metadata,
+// and the deliveries behind it come back as usual.
+func TestDamagedBodyDoesNotHoldUpTheQueue(t *testing.T) {
+	c := &clock{now: time.Unix(1700000000, 0)}
+	path := filepath.Join(t.TempDir(), "h.db")
+	s := openTest(t, path, c)
+	ctx := context.Background()
+	var ids []store.ID
+	for _, body := range []string{"damaged body", "good body 1", "good body 2"} {
+		res, err := s.Ingest(ctx, newEvent("s", "", body, c, "u"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.ID)
+		c.Add(time.Millisecond)
+	}
+	damageBody(t, path, "damaged body")
+	claimed, err := s.Claim(ctx, "u", c.Now(), 10)
+	if err != nil {
+		t.Fatalf("one damaged body failed the whole claim: %v", err)
+	}
+	if len(claimed.Tasks) != 3 {
+		t.Fatalf("claimed %d tasks, want 3", len(claimed.Tasks))
+	}
+	first := claimed.Tasks[0]
+	if first.EventErr == nil || !strings.Contains(first.EventErr.Error(), "fails its checksum") {
+		t.Fatalf("the damaged event's error: %v", first.EventErr)
+	}
+	if first.Event == nil || first.Event.ID != ids[0] || first.Event.Source != "s" {
+		t.Fatalf("the damaged event's metadata: %+v", first.Event)
+	}
+	for i, task := range claimed.Tasks[1:] {
+		if task.EventErr != nil || string(task.Event.Body) != fmt.Sprintf("good body %d", i+1) {
+			t.Fatalf("task %d: %q %v", i+1, task.Event.Body, task.EventErr)
+		}
+	}
+}

@@ -848,16 +848,26 @@ func getDelivery(tx *bbolt.Tx, k store.DeliveryKey) (*store.Delivery, error) {
 
 // getEvent reads an event with its body.
 func (s *Store) getEvent(tx *bbolt.Tx, id store.ID) (*store.Event, error) {
-	e, ref, err := eventMeta(tx, id[:])
+	e, err := s.readEvent(tx, id)
 	if err != nil {
 		return nil, err
+	}
+	return e, nil
+}
+
+// readEvent reads an event with its body. On failure it returns what it
+// could read, at least the ID, with the error.
+func (s *Store) readEvent(tx *bbolt.Tx, id store.ID) (*store.Event, error) {
+	e, ref, err := eventMeta(tx, id[:])
+	if err != nil {
+		return &store.Event{ID: id}, err
 	}
 	if ref == nil {
 		e.Body = bytes.Clone(tx.Bucket(bucketBodies).Get(eventKey(id)))
 		return e, nil
 	}
 	if e.Body, err = s.bodies.read(*ref); err != nil {
-		return nil, fmt.Errorf("event %s: %w", id, err)
+		return e, fmt.Errorf("event %s: %w", id, err)
 	}
 	return e, nil
 }

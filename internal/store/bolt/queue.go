@@ -100,11 +100,10 @@ func (s *Store) due(tx *bbolt.Tx, upstream string, now time.Time, limit int, ski
 			c.Next, c.HasNext = time.Unix(0, int64(at)), true
 			return c, nil
 		}
-		e, err := s.getEvent(tx, key.Event)
-		if err != nil {
-			return c, err
-		}
-		task := store.Task{Delivery: *d, Event: e}
+		task := store.Task{Delivery: *d}
+		// An event that cannot be read whole does not fail the claim,
+		// which would hold up every delivery queued behind it.
+		task.Event, task.EventErr = s.readEvent(tx, key.Event)
 		if d.Transformed {
 			task.Body = bytes.Clone(tx.Bucket(bucketDBodies).Get(deliveryKey(key)))
 		}
