@@ -7,11 +7,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -363,4 +365,37 @@ func (g *gateway) ackGitHubEvents(t *testing.T, prefix string, n int) map[string
 		acked[hdr.Get("Hookgate-Event-Id")] = body
 	}
 	return acked
+}
+
+// envCount reads a positive count from the environment variable name, or
+// returns def when it is not set.
+func envCount(t *testing.T, name string, def int) int {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a positive number", name, v)
+	}
+	return n
+}
+
+// envSeed reads a random seed from the environment variable name, or
+// picks one; the test logs it, so a run's random choices can be repeated.
+func envSeed(t *testing.T, name string) uint64 {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		seed := rand.Uint64()
+		t.Logf("%s=%d", name, seed)
+		return seed
+	}
+	seed, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		t.Fatalf("%s=%q: want a number", name, v)
+	}
+	t.Logf("%s=%d", name, seed)
+	return seed
 }

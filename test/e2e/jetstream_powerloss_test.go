@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -29,14 +28,7 @@ import (
 // fsync(2) promises. HOOKGATE_JETSTREAM_POWERCUTS sets the number of cuts
 // per round (default 1).
 func TestJetStreamPowerLoss(t *testing.T) {
-	cuts := 1
-	if v := os.Getenv("HOOKGATE_JETSTREAM_POWERCUTS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("HOOKGATE_JETSTREAM_POWERCUTS=%q", v)
-		}
-		cuts = n
-	}
+	cuts := envCount(t, "HOOKGATE_JETSTREAM_POWERCUTS", 1)
 	requireNetAdmin(t)
 	faults := make([]partitionFault, 0, cuts)
 	for range cuts {

@@ -36,14 +36,7 @@ import (
 // HOOKGATE_PARTITION_LOGS=DIR keeps the logs of every node and gateway of
 // each round there. It needs root: see netCluster.
 func TestJetStreamPartitions(t *testing.T) {
-	minutes := 0
-	if v := os.Getenv("HOOKGATE_PARTITION_MINUTES"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("HOOKGATE_PARTITION_MINUTES=%q", v)
-		}
-		minutes = n
-	}
+	minutes := envCount(t, "HOOKGATE_PARTITION_MINUTES", 0)
 	requireNetAdmin(t)
 	if minutes == 0 {
 		// Quick: within CI's time, repeats after AckWait are left uncounted.

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -36,22 +35,8 @@ import (
 // HOOKGATE_POWERLOSS_CUTS sets the number of cuts (default 5);
 // HOOKGATE_POWERLOSS_SEED fixes the random choices (not the timing).
 func TestPowerLoss(t *testing.T) {
-	cuts := 5
-	if v := os.Getenv("HOOKGATE_POWERLOSS_CUTS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("HOOKGATE_POWERLOSS_CUTS=%q", v)
-		}
-		cuts = n
-	}
-	seed := rand.Uint64()
-	if v := os.Getenv("HOOKGATE_POWERLOSS_SEED"); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("HOOKGATE_POWERLOSS_SEED=%q", v)
-		}
-		seed = n
-	}
+	cuts := envCount(t, "HOOKGATE_POWERLOSS_CUTS", 5)
+	seed := envSeed(t, "HOOKGATE_POWERLOSS_SEED")
 	up := newRecorder(t, "", nil)
 	passthrough := newRecorder(t, "", nil)
 	dir, port, admin := newGatewayDir(t, routesFor(up.addr), passthrough.addr)
@@ -62,7 +47,6 @@ func TestPowerLoss(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("HOOKGATE_POWERLOSS_SEED=%d", seed)
 
 	sender := newLoadSender(t)
 	sender.onACK = pl.sample

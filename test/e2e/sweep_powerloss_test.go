@@ -51,23 +51,8 @@ const sweepSegmentSize = 32 << 10
 // HOOKGATE_SWEEP_POWERCUTS sets the number of cuts (default 8);
 // HOOKGATE_SWEEP_POWERCUTS_SEED fixes the random choices (not the timing).
 func TestPowerLossDuringSweep(t *testing.T) {
-	cuts := 8
-	if v := os.Getenv("HOOKGATE_SWEEP_POWERCUTS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("HOOKGATE_SWEEP_POWERCUTS=%q", v)
-		}
-		cuts = n
-	}
-	seed := rand.Uint64()
-	if v := os.Getenv("HOOKGATE_SWEEP_POWERCUTS_SEED"); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("HOOKGATE_SWEEP_POWERCUTS_SEED=%q", v)
-		}
-		seed = n
-	}
-	t.Logf("HOOKGATE_SWEEP_POWERCUTS_SEED=%d", seed)
+	cuts := envCount(t, "HOOKGATE_SWEEP_POWERCUTS", 8)
+	seed := envSeed(t, "HOOKGATE_SWEEP_POWERCUTS_SEED")
 	rng := rand.New(rand.NewPCG(seed, 5))
 	dir := t.TempDir()
 	disk, mnt := filepath.Join(dir, "disk"), filepath.Join(dir, "data")
