@@ -720,15 +720,15 @@ func (l *lane) attempt(cfg Upstream, t store.Task) {
 // waits before it is attempted again.
 const recordPause = 5 * time.Second
 
+// errUnreadableEvent marks an attempt that failed before its request
+// because the stored event could not be read.
+var errUnreadableEvent = errors.New("reading the stored event")
+
 // decide turns an attempt's result into the delivery's next state: done,
 // retried at a time, or dead with the reason in the attempt's error. pause
 // is the upstream's pause record: max_age counts from the later of the
 // event's arrival, the delivery's last replay and the upstream's last
 // resume, so time spent paused never makes a delivery dead.
-// errUnreadableEvent marks an attempt that failed before its request
-// because the stored event could not be read.
-var errUnreadableEvent = errors.New("reading the stored event")
-
 func (e *Engine) decide(p RetryPolicy, t store.Task, n int, err error, a store.Attempt, retryAfter time.Duration, pause store.Pause) (store.State, time.Time, string) {
 	if err == nil && a.Status >= 200 && a.Status < 300 {
 		return store.StateDelivered, time.Time{}, a.Error
