@@ -846,15 +846,6 @@ func getDelivery(tx *bbolt.Tx, k store.DeliveryKey) (*store.Delivery, error) {
 	return d, nil
 }
 
-// getEvent reads an event with its body.
-func (s *Store) getEvent(tx *bbolt.Tx, id store.ID) (*store.Event, error) {
-	e, err := s.readEvent(tx, id)
-	if err != nil {
-		return nil, err
-	}
-	return e, nil
-}
-
 // readEvent reads an event with its body. On failure it returns what it
 // could read, at least the ID, with the error.
 func (s *Store) readEvent(tx *bbolt.Tx, id store.ID) (*store.Event, error) {
@@ -876,7 +867,7 @@ func (s *Store) readEvent(tx *bbolt.Tx, id store.ID) (*store.Event, error) {
 func (s *Store) Event(id store.ID) (*store.EventRecord, error) {
 	rec := &store.EventRecord{Attempts: map[uint16][]store.Attempt{}}
 	err := s.db.View(func(tx *bbolt.Tx) error {
-		e, err := s.getEvent(tx, id)
+		e, err := s.readEvent(tx, id)
 		if err != nil {
 			return err
 		}
