@@ -399,21 +399,23 @@ func (l *bodyLog) remove(segs ...uint64) error {
 	return errors.Join(errs...)
 }
 
-// appended counts bodies appended at refs until settled.
+// appended counts bodies appended at refs until settled. A group's bodies
+// are all in the active segment.
 func (l *bodyLog) appended(refs []bodyRef) {
-	l.mu.Lock()
-	for _, r := range refs {
-		l.unsettled[r.segment]++
+	if len(refs) == 0 {
+		return
 	}
+	l.mu.Lock()
+	l.unsettled[refs[0].segment] += len(refs)
 	l.mu.Unlock()
 }
 
-// settled ends the count of a body whose commit has ended, committed or
-// not.
-func (l *bodyLog) settled(ref bodyRef) {
+// settled ends the count of n bodies in segment whose commit has ended,
+// committed or not.
+func (l *bodyLog) settled(segment uint64, n int) {
 	l.mu.Lock()
-	if l.unsettled[ref.segment]--; l.unsettled[ref.segment] <= 0 {
-		delete(l.unsettled, ref.segment)
+	if l.unsettled[segment] -= n; l.unsettled[segment] <= 0 {
+		delete(l.unsettled, segment)
 	}
 	l.mu.Unlock()
 }

@@ -495,10 +495,23 @@ func (s *Store) appendBodies(batch []*writeOp) error {
 // bodies are referred to now, or never will be. Called before a write is
 // answered, after which its op is reused.
 func (s *Store) settleBodies(batch []*writeOp) {
+	// A batch's bodies are in one segment, or two across a rotation: one
+	// call, one lock, for each run.
+	var seg uint64
+	n := 0
 	for _, op := range batch {
-		if op.hasBody && op.framed {
-			s.bodies.settled(op.ref)
+		if !op.hasBody || !op.framed {
+			continue
 		}
+		if n > 0 && op.ref.segment != seg {
+			s.bodies.settled(seg, n)
+			n = 0
+		}
+		seg = op.ref.segment
+		n++
+	}
+	if n > 0 {
+		s.bodies.settled(seg, n)
 	}
 }
 
