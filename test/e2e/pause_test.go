@@ -95,6 +95,11 @@ sources:
 		acked[id] = body
 	}
 	waitFor(t, "the running upstream served after the reload", 20*time.Second, func() bool { return len(audit.byEvent()) == 4 })
+	// The upstream has its requests before the gateway has recorded their
+	// outcomes: wait for the records, which the metrics below count.
+	waitFor(t, "the running upstream's deliveries recorded", 20*time.Second, func() bool {
+		return g.upstreamState("audit")["pending"] == float64(0)
+	})
 
 	u := g.upstreamState("legacy")
 	if u["state"] != "paused" || u["paused"] != true || u["pending"] != float64(4) {
