@@ -679,8 +679,11 @@ func init() {
 			Description: "X (Twitter) Account Activity API: x-twitter-webhooks-signature sha256=… over the body, HMAC-SHA256 base64 (consumer secret); CRC answered",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "x-twitter-webhooks-signature", Prefix: "sha256=", Encoding: "base64"},
 			Handshakes:  []*Handshake{xCRC},
-			Docs:        "https://docs.x.com/x-api/webhooks/introduction",
-			AlwaysSends: []string{"Content-Type", "X-Twitter-Webhooks-Signature"},
+			// The CRC answer MACs a token with the event key; no token is
+			// an object (see xCRC).
+			ObjectBodies: true,
+			Docs:         "https://docs.x.com/x-api/webhooks/introduction",
+			AlwaysSends:  []string{"Content-Type", "X-Twitter-Webhooks-Signature"},
 			NewSample: func(in SampleInput) (Sample, error) {
 				return jsonSample(obj{"for_user_id": "2244994945", "favorite_events": []obj{{"id": in.ID, "created_at": in.Now.UTC().Format(time.RubyDate),
 					"timestamp_ms": in.Now.UnixMilli(), "favorited_status": obj{"id_str": in.ID, "text": "Hookgate sample"}, "user": obj{"id_str": "2244994945", "screen_name": "XDevelopers"}}}})

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 )
 
@@ -72,6 +73,10 @@ type Handshake struct {
 // maxChallenge bounds an echoed challenge, so a handshake cannot be used to
 // reflect large content.
 const maxChallenge = 1024
+
+// xCRCToken is the shape of X's crc_token: base64 (or base64url) text, or a
+// UUID. Nothing of this shape is a JSON object.
+var xCRCToken = regexp.MustCompile(`^[A-Za-z0-9+/_=\-]{1,256}$`)
 
 func plainText(s string) *HandshakeResponse {
 	return &HandshakeResponse{Status: http.StatusOK, ContentType: "text/plain; charset=utf-8", Body: []byte(s)}
@@ -184,9 +189,15 @@ var (
 	// X (Twitter) Account Activity CRC: a GET with ?crc_token=… answered
 	// with {"response_token": "sha256=<base64 HMAC-SHA256(consumer secret,
 	// crc_token)>"}. Unsigned, as X sends it; the answer proves the secret.
+	//
+	// The answer is the HMAC the event signature uses, over a token the
+	// sender picks: a token that could be an event body would make this a
+	// signing oracle. So only tokens of the shape X sends (base64 or a
+	// UUID) are answered, and X event bodies must be JSON objects
+	// (Preset.ObjectBodies), which no such token is.
 	xCRC = &Handshake{Name: "x crc_token", Unsigned: true, Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
 		token := r.Query.Get("crc_token")
-		if r.Method != http.MethodGet || token == "" || len(token) > maxChallenge || len(r.Secrets) == 0 {
+		if r.Method != http.MethodGet || !xCRCToken.MatchString(token) || len(r.Secrets) == 0 {
 			return nil, false
 		}
 		mac := hmac.New(sha256.New, []byte(r.Secrets[0]))

@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -84,6 +86,10 @@ type Preset struct {
 	NewKeys func() (secret, signingKey string, err error) `json:"-"`
 	// Docs is the provider's documentation of the scheme.
 	Docs string `json:"docs,omitempty"`
+	// ObjectBodies marks providers whose every event is a JSON object: any
+	// other body is refused even with a valid signature, so a handshake that
+	// MACs a token of another shape cannot sign an event (X's CRC).
+	ObjectBodies bool `json:"object_bodies,omitempty"`
 	// Options are the provider_options the scheme reads (Plaid's API
 	// credentials); any other key is a configuration error.
 	Options []ProviderOption `json:"provider_options,omitempty"`
@@ -119,14 +125,40 @@ func SpecSignsURL(s Spec) bool { return strings.Contains(s.Content, "{url}") }
 
 // Compile builds the preset's scheme for a source.
 func (p Preset) Compile(secrets []string, opts Options) (Scheme, error) {
+	var scheme Scheme
+	var err error
 	if p.Build != nil {
-		return p.Build(secrets, opts)
+		scheme, err = p.Build(secrets, opts)
+	} else {
+		spec := p.Spec
+		if opts.Tolerance > 0 {
+			spec.Tolerance = opts.Tolerance
+		}
+		scheme, err = New(spec, secrets)
 	}
-	spec := p.Spec
-	if opts.Tolerance > 0 {
-		spec.Tolerance = opts.Tolerance
+	if err != nil || !p.ObjectBodies {
+		return scheme, err
 	}
-	return New(spec, secrets)
+	return objectBodies{scheme}, nil
+}
+
+// objectBodies refuses a body that is not one JSON object, once the
+// signature over its raw bytes verified.
+type objectBodies struct{ Scheme }
+
+// ErrNotObject is a signed body that is not the JSON object the provider
+// always sends.
+var ErrNotObject = errors.New("body is not a JSON object")
+
+func (o objectBodies) Verify(r *Request) (Result, error) {
+	res, err := o.Scheme.Verify(r)
+	if err != nil {
+		return res, err
+	}
+	if _, ok := object(r.Body); !ok {
+		return Result{}, fmt.Errorf("%w: %w", ErrInvalidSignature, ErrNotObject)
+	}
+	return res, nil
 }
 
 // Signer signs requests as a provider does, for `hookgate send`,

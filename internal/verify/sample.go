@@ -62,17 +62,31 @@ func SignSample(p Preset, key string, s Sample, target string, now time.Time) (h
 // SignerFor returns a signer for a preset's scheme that signs with any key
 // it is given, or an error for schemes the gateway cannot sign.
 func SignerFor(p Preset) (Signer, error) {
-	if p.Signer != nil {
-		return p.Signer, nil
+	signer := p.Signer
+	if signer == nil {
+		if p.Build != nil {
+			return nil, fmt.Errorf("provider %s cannot be signed here", p.Name)
+		}
+		d, err := compileSpec(p.Spec)
+		if err != nil {
+			return nil, err
+		}
+		signer = d
 	}
-	if p.Build != nil {
-		return nil, fmt.Errorf("provider %s cannot be signed here", p.Name)
+	if p.ObjectBodies {
+		return objectSigner{signer}, nil
 	}
-	d, err := compileSpec(p.Spec)
-	if err != nil {
-		return nil, err
+	return signer, nil
+}
+
+// objectSigner signs only the JSON objects an ObjectBodies preset accepts.
+type objectSigner struct{ Signer }
+
+func (o objectSigner) Sign(key string, msg Message) (http.Header, error) {
+	if _, ok := object(msg.Body); !ok {
+		return nil, ErrNotObject
 	}
-	return d, nil
+	return o.Signer.Sign(key, msg)
 }
 
 // signedInBody is the SampleSigner of schemes whose signature NewSample

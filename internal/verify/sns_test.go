@@ -282,6 +282,15 @@ func TestXCRC(t *testing.T) {
 	if _, ok := xCRC.Answer(req); ok {
 		t.Error("a POST answered as a CRC")
 	}
+	// The answer MACs the token as the event signature MACs a body: only
+	// tokens no event body can be are answered.
+	req.Method = http.MethodGet
+	for _, token := range []string{`{"for_user_id":"1"}`, `[1]`, "a b", strings.Repeat("A", 257), ""} {
+		req.Query = map[string][]string{"crc_token": {token}}
+		if _, ok := xCRC.Answer(req); ok {
+			t.Errorf("crc_token %q answered", token)
+		}
+	}
 }
 
 // A confirmation that fails says why in the log, without the Token its URL
