@@ -509,7 +509,7 @@ func cmdProviders(fl caddycmd.Flags) (int, error) {
 		fmt.Fprintln(w, "NAME\tHEADERS\tSCHEME\tDEDUP KEY\tHANDSHAKES")
 		for _, p := range presets {
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", p.Name, strings.Join(p.Headers(), ", "), p.Summary(),
-				orDash(p.DedupKey), orDash(strings.Join(p.HandshakeNames(), ", ")))
+				p.DedupSummary(), orDash(strings.Join(p.HandshakeNames(), ", ")))
 		}
 		w.Flush()
 	}

@@ -100,7 +100,8 @@ func presetScheme(cfg *config.Config, src *config.Source, s *ingest.Source) (ver
 	}
 	s.SignsURL = preset.SignsURL()
 	s.Format = preset.Format
-	s.DigestFallback = src.Dedup.Key == ""
+	s.DigestFallback = src.Dedup.Key == "" && !src.Dedup.Disabled
+	s.SchemeKey = src.Dedup.Key == "" && !src.Dedup.Disabled && preset.SchemeDedupKey != ""
 	s.ReplayDigest = preset.Replayable() && !src.Dedup.Disabled && !src.Dedup.NoReplayDigest
 	s.SecretHeaders = append([]string{preset.Spec.Header}, preset.BespokeHeaders...)
 	s.SecretFields = preset.SecretFields

@@ -2,7 +2,7 @@ package ingest_test
 
 import (
 	"context"
-	"encoding/base64"
+	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -18,8 +18,8 @@ import (
 	"github.com/hookgate/hookgate/internal/verify"
 )
 
-// snsStandIn plays SNS for the pipeline: certificates encoded in their
-// path, and subscription confirmations, counted.
+// snsStandIn plays SNS for the pipeline: certificates whose DER their path
+// spells in hex, and subscription confirmations, counted.
 func snsStandIn(t *testing.T) *atomic.Int32 {
 	t.Helper()
 	var confirms atomic.Int32
@@ -29,7 +29,7 @@ func snsStandIn(t *testing.T) *atomic.Int32 {
 			fmt.Fprintf(w, `<ConfirmSubscriptionResponse><ConfirmSubscriptionResult><SubscriptionArn>%s:sub-1</SubscriptionArn></ConfirmSubscriptionResult></ConfirmSubscriptionResponse>`, r.URL.Query().Get("TopicArn"))
 			return
 		}
-		der, _ := base64.RawURLEncoding.DecodeString(strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/SimpleNotificationService-"), ".pem"))
+		der, _ := hex.DecodeString(strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/SimpleNotificationService-"), ".pem"))
 		pem.Encode(w, &pem.Block{Type: "CERTIFICATE", Bytes: der})
 	}))
 	t.Cleanup(srv.Close)
@@ -38,8 +38,9 @@ func snsStandIn(t *testing.T) *atomic.Int32 {
 }
 
 // TestSNSConfirmationIsRecorded: a verified SubscriptionConfirmation is
-// confirmed, stored as a marked record that is never delivered (nor
-// rerouted), and a notification after it is an ordinary event.
+// stored as a marked record that is never delivered (nor rerouted), then
+// confirmed, once however often it is sent; a notification after it is an
+// ordinary event.
 func TestSNSConfirmationIsRecorded(t *testing.T) {
 	confirms := snsStandIn(t)
 	p, _ := verify.Lookup("aws-sns")
@@ -59,7 +60,7 @@ sources:
     default: [legacy]
 `, topic))
 	ts := testNow.UTC().Format("2006-01-02T15:04:05.000Z")
-	confirmation, err := verify.SignSNSMessage(key, map[string]string{"Type": "SubscriptionConfirmation", "MessageId": "m-1", "TopicArn": topic,
+	confirmation, err := verify.SignSNSMessage(key, map[string]string{"Type": "SubscriptionConfirmation", "MessageId": "0f6a5b6e-1d4c-4c8e-9a51-7d2f0b7a1e01", "TopicArn": topic,
 		"Token": "tok", "Message": "confirm", "SubscribeURL": mustEnv(t) + "/?Action=ConfirmSubscription&TopicArn=" + topic + "&Token=tok", "Timestamp": ts}, "1")
 	if err != nil {
 		t.Fatal(err)
@@ -73,8 +74,19 @@ sources:
 		t.Fatalf("no record: %v", err)
 	}
 	stored, err := h.store.Event(id)
-	if err != nil || !strings.HasPrefix(stored.Event.Handshake, "aws-sns SubscriptionConfirmation confirmed: "+topic+":sub-1") || stored.Event.DedupKey != "m-1" {
+	if err != nil || stored.Event.Handshake != "aws-sns SubscriptionConfirmation for "+topic || !strings.HasPrefix(stored.Event.DedupKey, "aws-sns:") {
 		t.Fatalf("record %+v %v", stored.Event, err)
+	}
+	// Sent again (a replay of the capture), it is the same record and no
+	// second confirmation.
+	for range 3 {
+		again := h.do("POST", "/sns", http.Header{"Content-Type": {"text/plain; charset=UTF-8"}}, confirmation)
+		if again.Code != 200 || again.Header().Get("Hookgate-Event-Id") != id.String() {
+			t.Fatalf("again: %d %q", again.Code, again.Header().Get("Hookgate-Event-Id"))
+		}
+	}
+	if confirms.Load() != 1 {
+		t.Fatalf("%d confirmations of one token, want 1", confirms.Load())
 	}
 	if n := len(h.pending(t, "legacy")); n != 0 {
 		t.Fatalf("the confirmation queued %d deliveries", n)
@@ -87,7 +99,7 @@ sources:
 	if rec := h.do("POST", "/sns", nil, []byte(forged)); rec.Code != 401 || confirms.Load() != 1 {
 		t.Fatalf("forged confirmation: %d, %d confirmations", rec.Code, confirms.Load())
 	}
-	notification, err := verify.SignSNSMessage(key, map[string]string{"Type": "Notification", "MessageId": "m-2", "TopicArn": topic, "Message": "hello", "Timestamp": ts}, "2")
+	notification, err := verify.SignSNSMessage(key, map[string]string{"Type": "Notification", "MessageId": "0f6a5b6e-1d4c-4c8e-9a51-7d2f0b7a1e02", "TopicArn": topic, "Message": "hello", "Timestamp": ts}, "2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +107,7 @@ sources:
 		t.Fatalf("notification: %d, %d pending", rec.Code, len(h.pending(t, "legacy")))
 	}
 	if rec := h.do("POST", "/sns", nil, notification); rec.Header().Get("Hookgate-Duplicate") != "true" {
-		t.Fatal("a retried notification was not a duplicate by MessageId")
+		t.Fatal("a retried notification was not a duplicate")
 	}
 }
 

@@ -175,7 +175,7 @@ func (p *Pipeline) decide(r *http.Request, src *source, body []byte) answer {
 	}
 	if a, ok := p.handshake(r, src, body, src.signedHandshakes); ok {
 		if a.handshake != nil && a.handshake.response.Record != "" && a.handshake.response.Status < 300 {
-			return p.record(r, src, body, now, a)
+			return p.record(r, src, body, now, verified, a)
 		}
 		return a
 	}
@@ -228,6 +228,12 @@ func (p *Pipeline) verify(r *http.Request, src *source, body []byte, now time.Ti
 		vr.Learned = learned
 	}
 	verified, err := src.Scheme.Verify(vr)
+	if errors.Is(err, verify.ErrKeyUnavailable) {
+		// The key may be genuine and not fetched yet: the provider retries
+		// a 503, while a 401 would end the event.
+		return verify.Result{}, &rejection{status: http.StatusServiceUnavailable, reason: "key_unavailable",
+			message: "verification key not available yet, retry later", err: err}
+	}
 	if err != nil {
 		rej := *errForged
 		rej.reason = verify.Reason(err)
@@ -253,7 +259,7 @@ func (p *Pipeline) event(r *http.Request, src *source, body []byte, now time.Tim
 			ne.Event.Quarantined = firstLine(err.Error())
 		}
 	}
-	p.dedupKeys(src, ne, env, fastKey, now)
+	p.dedupKeys(src, ne, env, fastKey, verified.DedupKey, now)
 	otherMode, rej := p.mode(src, env)
 	if rej != nil {
 		return nil, rej
@@ -289,8 +295,10 @@ func (p *Pipeline) newEvent(r *http.Request, src *source, body []byte, now time.
 // record stores a verified handshake that asks to be kept (an SNS
 // subscription confirmation) as an event marked with what it was: listed
 // and inspected like any other, deduplicated by the source's key, never
-// routed or delivered. The handshake's answer goes out once it is stored.
-func (p *Pipeline) record(r *http.Request, src *source, body []byte, now time.Time, a answer) answer {
+// routed or delivered. The handshake's answer goes out once it is stored,
+// after the follow-up it names (SNS's confirmation GET), which therefore
+// runs only for a request that verified and was kept.
+func (p *Pipeline) record(r *http.Request, src *source, body []byte, now time.Time, verified verify.Result, a answer) answer {
 	ne := p.newEvent(r, src, body, now)
 	ne.Event.Handshake, ne.Event.Unrouted = a.handshake.response.Record, true
 	var env *rules.Env
@@ -301,20 +309,27 @@ func (p *Pipeline) record(r *http.Request, src *source, body []byte, now time.Ti
 			return answer{rejection: rej}
 		}
 	}
-	p.dedupKeys(src, ne, env, fastKey, now)
+	p.dedupKeys(src, ne, env, fastKey, verified.DedupKey, now)
 	res, err := p.storeEvent(r.Context(), ne)
 	if err != nil {
 		return answer{rejection: storageFailed("storing a handshake record", err)}
 	}
 	resp := *a.handshake.response
+	if resp.Followup != nil {
+		resp = *resp.Followup(r.Context())
+		a.handshake.why = resp.Reason
+	}
 	resp.Header = resp.Header.Clone()
 	if resp.Header == nil {
 		resp.Header = http.Header{}
 	}
 	resp.Header.Set("Hookgate-Event-Id", res.ID.String())
+	if resp.Status == http.StatusServiceUnavailable {
+		resp.Header.Set("Retry-After", retryAfterSeconds)
+	}
 	a.handshake.response = &resp
 	p.log.Info("handshake recorded", zap.String("source", src.Name), zap.String("event_id", res.ID.String()),
-		zap.String("record", ne.Event.Handshake), zap.Bool("duplicate", res.Duplicate))
+		zap.String("record", ne.Event.Handshake), zap.Bool("duplicate", res.Duplicate), zap.Int("status", resp.Status))
 	return a
 }
 
@@ -349,31 +364,44 @@ func (p *Pipeline) environment(r *http.Request, src *source, body []byte, now ti
 	return env, fastKey, nil
 }
 
-// dedupKeys sets the event's dedup key, and the body's digest as a second
-// key where the signature covers no timestamp or id.
-func (p *Pipeline) dedupKeys(src *source, ne *store.NewEvent, env *rules.Env, fastKey *string, now time.Time) {
+// maxDedupKey bounds a dedup key as stored: a longer one (the ids of a
+// batch of events, joined) is kept as its digest.
+const maxDedupKey = 256
+
+// dedupKeys sets the event's dedup key: the one the scheme derived from
+// what it verified, the source's expression, or the body's digest where the
+// preset's key is absent; and the body's digest as a second key where the
+// signature covers no timestamp or id.
+func (p *Pipeline) dedupKeys(src *source, ne *store.NewEvent, env *rules.Env, fastKey *string, schemeKey string, now time.Time) {
 	var digest string // the body's digest, computed at most once
-	if src.Dedup != nil {
-		var key string
+	var key string
+	switch {
+	case src.SchemeKey && schemeKey != "":
+		key = schemeKey
+	case src.Dedup != nil:
 		var err error
 		if fastKey != nil {
 			key = *fastKey
 		} else {
 			key, err = src.Dedup.Key(env)
 		}
-		if key == "" && src.DigestFallback {
-			// The preset's key is missing from this signed body: its digest
-			// still makes the provider's retries of it one event.
-			digest = digestKey(ne.Event.Body)
-			key, err = digest, nil
-		}
-		if err != nil {
+		if err != nil && !src.DigestFallback {
 			p.log.Warn("dedup key expression failed; event stored without dedup",
 				zap.String("source", src.Name), zap.Error(err))
 		}
-		if key != "" {
-			ne.DedupKey, ne.DedupUntil, ne.Event.DedupKey = key, now.Add(src.DedupWindow), key
-		}
+	}
+	if key == "" && src.DigestFallback {
+		// The preset's key is missing from this signed body, or the
+		// provider sends none: its digest still makes the provider's
+		// retries of it one event.
+		digest = digestKey(ne.Event.Body)
+		key = digest
+	}
+	if len(key) > maxDedupKey {
+		key = digestKey([]byte(key))
+	}
+	if key != "" {
+		ne.DedupKey, ne.DedupUntil, ne.Event.DedupKey = key, now.Add(src.DedupWindow), key
 	}
 	if src.ReplayDigest {
 		if digest == "" {

@@ -41,9 +41,12 @@ type Source struct {
 	// Dedup computes the dedup key, kept for DedupWindow; nil without one.
 	Dedup       *rules.Program
 	DedupWindow time.Duration
-	// DigestFallback makes an empty preset dedup key fall back to the body's
-	// digest.
+	// DigestFallback makes an empty preset dedup key, or a preset without
+	// one, fall back to the body's digest.
 	DigestFallback bool
+	// SchemeKey takes the dedup key the scheme derives from what it
+	// verified (verify.Result.DedupKey) when it derives one.
+	SchemeKey bool
 	// ReplayDigest adds the body's digest as a second dedup key: the
 	// signature covers no timestamp or id, so a capture verifies forever.
 	ReplayDigest bool

@@ -372,7 +372,12 @@ func AdyenSignature(hexKey string, it *AdyenItem) (string, error) {
 
 // adyenSample signs its one notification item with the hex HMAC key.
 func adyenSample(in SampleInput) (Sample, error) {
-	item := &AdyenItem{PspReference: "PSP" + in.ID, MerchantAccountCode: "HookgateECOM", MerchantReference: "order-" + in.ID, EventCode: "AUTHORISATION", Success: "true"}
+	// The authorisation of payment Object, then its capture, which has a
+	// reference of its own and names the payment's as the original.
+	item := &AdyenItem{PspReference: "PSP" + in.Object, MerchantAccountCode: "HookgateECOM", MerchantReference: "order-" + in.Object, EventCode: "AUTHORISATION", Success: "true"}
+	if in.Step > 0 {
+		item.PspReference, item.OriginalReference, item.EventCode = "PSP"+in.ID, "PSP"+in.Object, "CAPTURE"
+	}
 	item.Amount.Value, item.Amount.Currency = json.Number("1000"), "EUR"
 	sig, err := AdyenSignature(in.Key, item)
 	if err != nil {

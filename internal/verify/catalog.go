@@ -1,6 +1,9 @@
 package verify
 
 import (
+	"crypto/hmac"
+	"crypto/md5"
+	"encoding/hex"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -38,10 +41,29 @@ const (
 
 // shopifyOrder is an orders/create body.
 func shopifyOrder(in SampleInput) obj {
-	id := in.Now.Unix()
-	return obj{"id": id, "admin_graphql_api_id": "gid://shopify/Order/" + strconv.FormatInt(id, 10), "email": "jon@example.com", "created_at": in.RFC3339(),
-		"total_price": "10.00", "currency": "USD", "financial_status": "paid"}
+	id := in.ObjectNumber()
+	return obj{"id": id, "admin_graphql_api_id": "gid://shopify/Order/" + strconv.FormatInt(id, 10), "email": "jon@example.com", "created_at": in.RFC3339(), "updated_at": in.RFC3339(),
+		"total_price": "10.00", "currency": "USD", "financial_status": in.pick("paid", "refunded")}
 }
+
+// wooCommerceDeliveryID is X-WC-Webhook-Delivery-ID as WC_Webhook makes
+// it: wp_hash (an HMAC-MD5 under the site's salt) of the webhook id and
+// the current Unix second.
+func wooCommerceDeliveryID(webhookID string, now time.Time) string {
+	mac := hmac.New(md5.New, []byte("hookgate-sample-site-salt"))
+	mac.Write([]byte(webhookID + strconv.FormatInt(now.Unix(), 10)))
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// hubspotDedupKey names each event of a batch: eventId alone is not
+// unique, so with its subscription and time. attemptNumber is left out: it
+// changes on each retry.
+const hubspotDedupKey = `join(map(body, {string(.subscriptionId) + ":" + string(.eventId) + ":" + string(.occurredAt)}), ",")`
+
+// whatsappDedupKey names each message and each status change of a
+// WhatsApp Cloud API request, across its entries and changes.
+const whatsappDedupKey = `join(flatten(map(body.entry, {flatten(map(.changes, {concat(map(.value?.messages ?? [], {.id}), ` +
+	`map(.value?.statuses ?? [], {.id + ":" + .status + ":" + .timestamp}))}))})), ",")`
 
 // shopifyTime is X-Shopify-Triggered-At: UTC with nanoseconds.
 func shopifyTime(in SampleInput) string { return in.Now.UTC().Format("2006-01-02T15:04:05.000000000Z") }
@@ -85,8 +107,12 @@ func init() {
 			Format: FormatEither,
 			Docs:   "https://api.slack.com/authentication/verifying-requests-from-slack",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"token": "sample", "team_id": "T061EG9R6", "api_app_id": "A0PNCHHK2", "type": "event_callback", "event_id": "Ev" + in.ID, "event_time": in.Now.Unix(),
-					"event": obj{"type": "app_mention", "user": "U061F7AUR", "text": "<@U0LAN0Z89> is it everything a river should be?", "ts": strconv.FormatInt(in.Now.Unix(), 10) + ".000200", "channel": "C0LAN2Q65"}},
+				// A mention in channel Object, then a reaction to it.
+				event := obj{"type": "app_mention", "user": "U061F7AUR", "text": "<@U0LAN0Z89> is it everything a river should be?", "ts": "1700000000.000200", "channel": "C" + in.Object}
+				if in.Step > 0 {
+					event = obj{"type": "reaction_added", "user": "U061F7AUR", "reaction": "thumbsup", "item": obj{"type": "message", "channel": "C" + in.Object, "ts": "1700000000.000200"}, "event_ts": strconv.FormatInt(in.Now.Unix(), 10) + ".000300"}
+				}
+				return jsonSample(obj{"token": "sample", "team_id": "T061EG9R6", "api_app_id": "A0PNCHHK2", "type": "event_callback", "event_id": "Ev" + in.ID, "event_time": in.Now.Unix(), "event": event},
 					"User-Agent", "Slackbot 1.0 (+https://api.slack.com/robots)")
 			},
 			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Slack-Signature", "X-Slack-Request-Timestamp"},
@@ -101,7 +127,7 @@ func init() {
 				// @shopify/shopify-api refuses a webhook without its topic, shop
 				// domain, API version or webhook id.
 				return jsonSample(shopifyOrder(in),
-					"User-Agent", shopifyUserAgent, "X-Shopify-Topic", "orders/create", "X-Shopify-Shop-Domain", "example.myshopify.com", "X-Shopify-API-Version", shopifyAPIVersion,
+					"User-Agent", shopifyUserAgent, "X-Shopify-Topic", in.pick("orders/create", "orders/updated"), "X-Shopify-Shop-Domain", "example.myshopify.com", "X-Shopify-API-Version", shopifyAPIVersion,
 					"X-Shopify-Webhook-Id", uuid(), "X-Shopify-Event-Id", uuid(), "X-Shopify-Triggered-At", shopifyTime(in))
 			},
 			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Shopify-Topic", "X-Shopify-Hmac-Sha256", "X-Shopify-Shop-Domain", "X-Shopify-API-Version",
@@ -118,8 +144,8 @@ func init() {
 			Docs:        "https://shopify.dev/docs/apps/build/webhooks",
 			NewSample: func(in SampleInput) (Sample, error) {
 				return jsonSample(shopifyOrder(in),
-					"User-Agent", shopifyUserAgent, "shopify-topic", "orders/create", "shopify-shop-domain", "example.myshopify.com", "shopify-api-version", shopifyAPIVersion,
-					"shopify-webhook-id", uuid(), "shopify-handle", "hookgate-orders", "shopify-action", "create", "shopify-triggered-at", shopifyTime(in))
+					"User-Agent", shopifyUserAgent, "shopify-topic", in.pick("orders/create", "orders/updated"), "shopify-shop-domain", "example.myshopify.com", "shopify-api-version", shopifyAPIVersion,
+					"shopify-webhook-id", uuid(), "shopify-handle", "hookgate-orders", "shopify-action", in.pick("create", "update"), "shopify-triggered-at", shopifyTime(in))
 			},
 			AlwaysSends: []string{"Content-Type", "User-Agent", "shopify-topic", "shopify-hmac-sha256", "shopify-shop-domain", "shopify-api-version",
 				"shopify-webhook-id", "shopify-handle", "shopify-action", "shopify-triggered-at"},
@@ -137,9 +163,10 @@ func init() {
 			BespokeSignsURL: true,
 			Signer:          &twilio{},
 			NewSample: func(in SampleInput) (Sample, error) {
-				sid := "SM" + in.ID + randomHex(4)
-				form := url.Values{"MessageSid": {sid}, "SmsSid": {sid}, "SmsMessageSid": {sid}, "AccountSid": {"AC" + in.ID + randomHex(4)}, "From": {"+14158675309"}, "To": {"+18005551212"},
-					"Body": {"Hello from Hookgate"}, "SmsStatus": {"received"}, "NumMedia": {"0"}, "NumSegments": {"1"}, "ApiVersion": {"2010-04-01"}}
+				// Message Object's status callbacks: sent, then delivered.
+				sid := "SM" + in.Object + "00000000"
+				form := url.Values{"MessageSid": {sid}, "SmsSid": {sid}, "SmsMessageSid": {sid}, "AccountSid": {"AC5ef8732a3c49700934481addd5ce1659"}, "From": {"+14158675309"}, "To": {"+18005551212"},
+					"MessageStatus": {in.pick("sent", "delivered")}, "SmsStatus": {in.pick("sent", "delivered")}, "ApiVersion": {"2010-04-01"}}
 				return Sample{Body: []byte(form.Encode()), Header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "User-Agent": {"TwilioProxy/1.1"},
 					"I-Twilio-Idempotency-Token": {uuid()}, "X-Home-Region": {"us1"}}}, nil
 			},
@@ -152,12 +179,13 @@ func init() {
 				Algorithm: "ecdsa-p256-sha256", Header: "X-Twilio-Email-Event-Webhook-Signature", Encoding: "base64",
 				Content: "{timestamp}{body}", TimestampHeader: "X-Twilio-Email-Event-Webhook-Timestamp", SecretEncoding: "der-base64",
 			},
-			DedupKey:   `body[0]?.sg_event_id`,
+			// One request carries a batch; each event has an id.
+			DedupKey:   `join(map(body, {.sg_event_id}), ",")`,
 			KeyKind:    "public key (base64 DER)",
 			SecretKind: SecretPublicKey,
 			Docs:       "https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features",
 			NewSample: func(in SampleInput) (Sample, error) {
-				body := append(mustJSON([]obj{{"email": "jane@example.com", "event": "delivered", "sg_event_id": in.ID, "sg_message_id": "msg." + in.ID, "timestamp": in.Now.Unix()}}), '\r', '\n')
+				body := append(mustJSON([]obj{{"email": "jane@example.com", "event": in.pick("delivered", "open"), "sg_event_id": in.ID, "sg_message_id": "msg." + in.Object, "timestamp": in.Now.Unix()}}), '\r', '\n')
 				return Sample{Body: body, Header: http.Header{"Content-Type": {"application/json"}, "User-Agent": {"SendGrid Event API"}}}, nil
 			},
 			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Twilio-Email-Event-Webhook-Signature", "X-Twilio-Email-Event-Webhook-Timestamp"},
@@ -176,7 +204,12 @@ func init() {
 			SecretKind: SecretPublicKey,
 			Docs:       "https://discord.com/developers/docs/interactions/overview#setting-up-an-endpoint-validating-security-request-headers",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"id": strconv.FormatInt(in.Now.Unix(), 10) + "000", "application_id": "1", "type": 2, "data": obj{"name": "hookgate"}, "token": in.ID, "version": 1},
+				// A command in channel Object, then a click on its button.
+				data := obj{"name": "hookgate"}
+				if in.Step > 0 {
+					data = obj{"custom_id": "approve", "component_type": 2}
+				}
+				return jsonSample(obj{"id": strconv.FormatInt(in.EventNumber(), 10), "application_id": "1", "type": 2 + in.Step, "channel_id": strconv.FormatInt(in.ObjectNumber(), 10), "data": data, "token": in.ID, "version": 1},
 					"User-Agent", discordUserAgent)
 			},
 			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Signature-Ed25519", "X-Signature-Timestamp"},
@@ -194,7 +227,8 @@ func init() {
 			SecretKind: SecretPublicKey,
 			Docs:       "https://discord.com/developers/docs/events/webhook-events",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"version": 1, "application_id": "1", "type": 1, "event": obj{"type": "APPLICATION_AUTHORIZED", "timestamp": in.RFC3339(), "data": obj{}}},
+				return jsonSample(obj{"version": 1, "application_id": "1", "type": 1, "event": obj{"type": in.pick("APPLICATION_AUTHORIZED", "ENTITLEMENT_CREATE"), "timestamp": in.RFC3339(),
+					"data": obj{"user": obj{"id": strconv.FormatInt(in.ObjectNumber(), 10)}}}},
 					"User-Agent", discordUserAgent)
 			},
 			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Signature-Ed25519", "X-Signature-Timestamp"},
@@ -209,7 +243,7 @@ func init() {
 			LiveUnsigned: true,
 			Docs:         "https://developer.squareup.com/docs/webhooks/step3validate",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"merchant_id": "MLEFBHHSJGVHD", "type": "payment.updated", "event_id": uuid(), "created_at": in.RFC3339(), "data": obj{"type": "payment", "id": in.ID}},
+				return jsonSample(obj{"merchant_id": "MLEFBHHSJGVHD", "type": in.pick("payment.created", "payment.updated"), "event_id": uuid(), "created_at": in.RFC3339(), "data": obj{"type": "payment", "id": in.Object}},
 					"square-environment", "Sandbox", "square-initial-delivery-timestamp", in.RFC3339())
 			},
 			AlwaysSends: []string{"Content-Type", "x-square-hmacsha256-signature", "square-environment", "square-initial-delivery-timestamp"},
@@ -226,8 +260,8 @@ func init() {
 			DedupKey: `body.event_id`,
 			Docs:     "https://developer.paddle.com/webhooks/signature-verification",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"event_id": "evt_" + in.ID, "event_type": "transaction.completed", "occurred_at": in.RFC3339(), "notification_id": "ntf_" + in.ID,
-					"data": obj{"id": "txn_" + in.ID, "status": "completed", "currency_code": "USD", "origin": "web", "collection_mode": "automatic", "items": []any{}, "payments": []any{},
+				return jsonSample(obj{"event_id": "evt_" + in.ID, "event_type": in.pick("transaction.paid", "transaction.completed"), "occurred_at": in.RFC3339(), "notification_id": "ntf_" + in.ID,
+					"data": obj{"id": "txn_" + in.Object, "status": in.pick("paid", "completed"), "currency_code": "USD", "origin": "web", "collection_mode": "automatic", "items": []any{}, "payments": []any{},
 						"created_at": in.RFC3339(), "updated_at": in.RFC3339(), "billed_at": in.RFC3339()}})
 			},
 			AlwaysSends: []string{"Content-Type", "Paddle-Signature"},
@@ -245,7 +279,7 @@ func init() {
 			Handshakes: []*Handshake{zoomURLValidation},
 			Docs:       "https://developers.zoom.us/docs/api/webhooks/#verify-webhook-events",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"event": "meeting.started", "event_ts": in.Now.UnixMilli(), "payload": obj{"account_id": "AAAAAA", "object": obj{"id": in.ID}}},
+				return jsonSample(obj{"event": in.pick("meeting.started", "meeting.ended"), "event_ts": in.Now.UnixMilli(), "payload": obj{"account_id": "AAAAAA", "object": obj{"id": in.Object}}},
 					"Content-Type", "application/json; charset=utf-8", "User-Agent", "Zoom Marketplace/1.0a", "clientid", "hookgateClientID",
 					"x-zm-trackingid", "v=2.0;clid=aws;rid="+in.ID)
 			},
@@ -271,7 +305,7 @@ func init() {
 			Docs:           "https://linear.app/developers/webhooks#securing-webhooks",
 			SampleSigner:   mustSigner(linearSpec),
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"action": "create", "type": "Issue", "data": obj{"id": uuid(), "title": "Hookgate sample"}, "webhookTimestamp": in.Now.UnixMilli(), "webhookId": uuid()},
+				return jsonSample(obj{"action": in.pick("create", "update"), "type": "Issue", "data": obj{"id": uuidOf(in.Object), "title": in.pick("Hookgate sample", "Hookgate sample, renamed")}, "webhookTimestamp": in.Now.UnixMilli(), "webhookId": uuid()},
 					"Content-Type", "application/json; charset=utf-8", "User-Agent", "Linear-Webhook", "Linear-Delivery", uuid(), "Linear-Event", "Issue")
 			},
 			AlwaysSends: []string{"Content-Type", "User-Agent", "Linear-Delivery", "Linear-Event", "Linear-Signature"},
@@ -284,7 +318,8 @@ func init() {
 			Handshakes:  []*Handshake{headCheck},
 			Docs:        "https://developers.intercom.com/docs/webhooks/webhook-notifications",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"type": "notification_event", "id": "notif_" + in.ID, "topic": "ping", "created_at": in.Now.Unix(), "data": obj{"item": obj{"type": "ping"}}})
+				return jsonSample(obj{"type": "notification_event", "id": "notif_" + in.ID, "topic": in.pick("conversation.user.created", "conversation.user.replied"), "created_at": in.Now.Unix(),
+					"data": obj{"item": obj{"type": "conversation", "id": in.Object}}})
 			},
 			AlwaysSends: []string{"Content-Type", "X-Hub-Signature"},
 		},
@@ -304,7 +339,8 @@ func init() {
 			BodyUnsigned: true,
 			SampleSigner: signedInBody{},
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"signature": MailgunSignature(in.Key, randomHex(25), in.Now), "event-data": obj{"id": in.ID, "event": "delivered", "timestamp": in.Now.Unix(), "recipient": "jane@example.com"}})
+				return jsonSample(obj{"signature": MailgunSignature(in.Key, randomHex(25), in.Now), "event-data": obj{"id": in.ID, "event": in.pick("delivered", "opened"), "timestamp": in.Now.Unix(), "recipient": "jane@example.com",
+					"message": obj{"headers": obj{"message-id": in.Object + "@example.com"}}}})
 			},
 			AlwaysSends: []string{"Content-Type"},
 		},
@@ -315,7 +351,9 @@ func init() {
 			DedupKey:    `headers["x-request-uuid"]`,
 			Docs:        "https://support.atlassian.com/bitbucket-cloud/docs/manage-webhooks/",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"repository": obj{"type": "repository", "full_name": "team/repo"}, "actor": obj{"type": "user", "nickname": "jane"}, "push": obj{"changes": []any{}}},
+				// Two pushes to repository Object.
+				change := obj{"new": obj{"type": "branch", "name": "main", "target": obj{"type": "commit", "hash": in.ID}}, "created": false, "forced": false}
+				return jsonSample(obj{"repository": obj{"type": "repository", "full_name": "team/repo", "uuid": "{" + uuidOf(in.Object) + "}"}, "actor": obj{"type": "user", "nickname": "jane"}, "push": obj{"changes": []obj{change}}},
 					"User-Agent", "Bitbucket-Webhooks/2.0", "X-Event-Key", "repo:push", "X-Request-UUID", uuid(), "X-Hook-UUID", uuid(), "X-Attempt-Number", "1")
 			},
 			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Event-Key", "X-Hook-UUID", "X-Request-UUID", "X-Attempt-Number", "X-Hub-Signature"},
@@ -330,7 +368,7 @@ func init() {
 			Docs:         "https://docs.gitlab.com/user/project/integrations/webhooks/",
 			BodyUnsigned: true,
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"object_kind": "push", "event_name": "push", "ref": "refs/heads/main", "project": obj{"path_with_namespace": "group/project", "web_url": "https://gitlab.com/group/project"}},
+				return jsonSample(obj{"object_kind": "push", "event_name": "push", "ref": "refs/heads/main", "checkout_sha": in.ID, "project": obj{"id": in.ObjectNumber(), "path_with_namespace": "group/project", "web_url": "https://gitlab.com/group/project"}},
 					"User-Agent", "GitLab/18.6.0", "X-Gitlab-Event", "Push Hook", "X-Gitlab-Instance", "https://gitlab.com", "X-Gitlab-Webhook-UUID", uuid(),
 					"Idempotency-Key", uuid(), "X-Gitlab-Event-UUID", uuid())
 			},
@@ -348,7 +386,8 @@ func init() {
 			Handshakes: []*Handshake{twitchCallbackVerification},
 			Docs:       "https://dev.twitch.tv/docs/eventsub/handling-webhook-events/#verifying-the-event-message",
 			NewSample: func(in SampleInput) (Sample, error) {
-				s, err := jsonSample(obj{"subscription": obj{"id": uuid(), "type": "channel.follow", "version": "2", "status": "enabled"}, "event": obj{"user_id": "1337", "user_login": "hookgate", "broadcaster_user_id": "12826"}},
+				s, err := jsonSample(obj{"subscription": obj{"id": uuidOf(in.Object), "type": "channel.follow", "version": "2", "status": "enabled"},
+					"event": obj{"user_id": in.pick("1337", "1338"), "user_login": in.pick("hookgate", "hookgate2"), "broadcaster_user_id": "12826", "followed_at": in.RFC3339()}},
 					"Twitch-Eventsub-Message-Type", "notification", "Twitch-Eventsub-Message-Retry", "0",
 					"Twitch-Eventsub-Subscription-Type", "channel.follow", "Twitch-Eventsub-Subscription-Version", "2")
 				s.ID = uuid()
@@ -364,7 +403,7 @@ func init() {
 			DedupKey:    `body.event_id`,
 			Docs:        "https://www.typeform.com/developers/webhooks/secure-your-webhooks/",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"event_id": in.ID, "event_type": "form_response", "form_response": obj{"form_id": "lT4Z3j", "token": in.ID, "submitted_at": in.RFC3339()}},
+				return jsonSample(obj{"event_id": in.ID, "event_type": "form_response", "form_response": obj{"form_id": in.Object, "token": in.ID, "submitted_at": in.RFC3339()}},
 					"User-Agent", "Typeform Webhooks")
 			},
 			AlwaysSends: []string{"Content-Type", "User-Agent", "Typeform-Signature"},
@@ -376,7 +415,7 @@ func init() {
 			DedupKey:    `body.event + ":" + (body.payload?.uri ?? "") + ":" + body.created_at`,
 			Docs:        "https://developer.calendly.com/api-docs/4c305798a61d3-webhook-signatures",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"event": "invitee.created", "created_at": in.RFC3339(), "payload": obj{"uri": "https://api.calendly.com/scheduled_events/" + in.ID + "/invitees/1", "email": "jane@example.com"}})
+				return jsonSample(obj{"event": in.pick("invitee.created", "invitee.canceled"), "created_at": in.RFC3339(), "payload": obj{"uri": "https://api.calendly.com/scheduled_events/" + in.Object + "/invitees/1", "email": "jane@example.com"}})
 			},
 			AlwaysSends: []string{"Content-Type", "Calendly-Webhook-Signature"},
 		},
@@ -384,7 +423,7 @@ func init() {
 			Name:        "hubspot-v1",
 			Description: "HubSpot v1: X-HubSpot-Signature, SHA-256 (a plain hash, not an HMAC) of client secret + body, hex",
 			Spec:        Spec{Algorithm: "hash-sha256", Header: "X-HubSpot-Signature", Encoding: "hex", Content: "{secret}{body}"},
-			DedupKey:    `body[0]?.eventId`,
+			DedupKey:    hubspotDedupKey,
 			Docs:        "https://developers.hubspot.com/docs/api/webhooks/validating-requests",
 			NewSample:   hubspotSample("v1"),
 			AlwaysSends: []string{"Content-Type", "X-HubSpot-Signature", "X-HubSpot-Signature-Version"},
@@ -407,7 +446,7 @@ func init() {
 				Content: "{method}{url}{body}{timestamp}", TimestampHeader: "X-HubSpot-Request-Timestamp", TimestampUnit: "ms",
 				Tolerance: 5 * time.Minute,
 			},
-			DedupKey:    `body[0]?.eventId`,
+			DedupKey:    hubspotDedupKey,
 			Docs:        "https://developers.hubspot.com/docs/api/webhooks/validating-requests",
 			NewSample:   hubspotSample(""),
 			AlwaysSends: []string{"Content-Type", "X-HubSpot-Signature-v3", "X-HubSpot-Request-Timestamp"},
@@ -418,8 +457,9 @@ func init() {
 			Build:          newAdyen,
 			Bespoke:        "hmac-sha256 base64 over pspReference:originalReference:merchantAccountCode:merchantReference:value:currency:eventCode:success, per item; hex key",
 			BespokeHeaders: []string{},
-			DedupKey:       `body.notificationItems[0].NotificationRequestItem.pspReference + ":" + body.notificationItems[0].NotificationRequestItem.eventCode + ":" + body.notificationItems[0].NotificationRequestItem.success`,
-			Live:           `body.live == "true"`,
+			// Every item of the batch: a reference, its event and outcome.
+			DedupKey: `join(map(body.notificationItems, {.NotificationRequestItem.pspReference + ":" + .NotificationRequestItem.eventCode + ":" + .NotificationRequestItem.success}), ",")`,
+			Live:     `body.live == "true"`,
 			// The HMAC covers each item's fields, not the top-level live flag.
 			LiveUnsigned: true,
 			Response:     "[accepted]",
@@ -438,7 +478,7 @@ func init() {
 			DedupKey:    `body.id`,
 			Docs:        "https://vercel.com/docs/webhooks/webhooks-api#securing-webhooks",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"id": "evt_" + in.ID, "type": "deployment.created", "createdAt": in.Now.UnixMilli(), "payload": obj{"deployment": obj{"id": "dpl_" + in.ID}}})
+				return jsonSample(obj{"id": "evt_" + in.ID, "type": in.pick("deployment.created", "deployment.succeeded"), "createdAt": in.Now.UnixMilli(), "payload": obj{"deployment": obj{"id": "dpl_" + in.Object}}})
 			},
 			AlwaysSends: []string{"Content-Type", "x-vercel-signature"},
 		},
@@ -449,16 +489,17 @@ func init() {
 			DedupKey:    `headers["request-id"]`,
 			Docs:        "https://docs.sentry.io/organization/integrations/integration-platform/webhooks/",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"action": "created", "installation": obj{"uuid": uuid()}, "data": obj{"issue": obj{"id": in.ID}}},
+				return jsonSample(obj{"action": in.pick("created", "resolved"), "installation": obj{"uuid": uuid()}, "data": obj{"issue": obj{"id": in.Object}}},
 					"Sentry-Hook-Resource", "issue", "Sentry-Hook-Timestamp", strconv.FormatInt(in.Now.Unix(), 10), "Request-ID", uuid())
 			},
 			AlwaysSends: []string{"Content-Type", "Request-ID", "Sentry-Hook-Resource", "Sentry-Hook-Timestamp", "Sentry-Hook-Signature"},
 		},
 		Preset{
-			Name:         "postmark",
-			Description:  "Postmark: HTTP basic auth from the webhook URL; secrets are \"user:password\"",
-			Spec:         Spec{Algorithm: "basic", Header: "Authorization"},
-			DedupKey:     `string(body.MessageID) + ":" + body.RecordType`,
+			Name:        "postmark",
+			Description: "Postmark: HTTP basic auth from the webhook URL; secrets are \"user:password\"",
+			Spec:        Spec{Algorithm: "basic", Header: "Authorization"},
+			// No event id: MessageID and RecordType name a message, which
+			// has many opens and clicks; the body's digest is the key.
 			KeyKind:      "user:password",
 			SecretKind:   SecretToken,
 			Docs:         "https://postmarkapp.com/developer/webhooks/webhooks-overview",
@@ -481,16 +522,21 @@ func init() {
 			Name:        "woocommerce",
 			Description: "WooCommerce: X-WC-Webhook-Signature over the body, HMAC-SHA256 base64; the unsigned creation ping answered",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-WC-Webhook-Signature", Encoding: "base64"},
-			DedupKey:    `headers["x-wc-webhook-id"] + ":" + headers["x-wc-webhook-delivery-id"]`,
-			Handshakes:  []*Handshake{wooCommercePing},
-			Docs:        "https://woocommerce.github.io/woocommerce-rest-api-docs/#webhooks",
+			// The delivery id is a hash of the webhook and the second, shared
+			// by every event of that second; WooCommerce does not retry. The
+			// body's digest is the key.
+			Handshakes: []*Handshake{wooCommercePing},
+			Docs:       "https://woocommerce.github.io/woocommerce-rest-api-docs/#webhooks",
 			NewSample: func(in SampleInput) (Sample, error) {
 				// The headers WC_Webhook::deliver sets; the topic is the
 				// resource and event.
-				return jsonSample(obj{"id": in.Now.Unix(), "status": "processing", "currency": "USD", "total": "29.35", "date_created_gmt": in.Now.UTC().Format("2006-01-02T15:04:05")},
+				// WC_Webhook's delivery id is a hash of the webhook id and
+				// the current second: two events in one second share it.
+				return jsonSample(obj{"id": in.ObjectNumber(), "status": in.pick("processing", "completed"), "currency": "USD", "total": "29.35",
+					"date_created_gmt": in.Now.UTC().Format("2006-01-02T15:04:05"), "date_modified_gmt": in.Now.UTC().Format("2006-01-02T15:04:05")},
 					"User-Agent", "WooCommerce/10.3.0 Hookshot (WordPress/6.8.3)", "X-WC-Webhook-Source", "https://shop.example.com/",
-					"X-WC-Webhook-Topic", "order.created", "X-WC-Webhook-Resource", "order", "X-WC-Webhook-Event", "created",
-					"X-WC-Webhook-ID", "42", "X-WC-Webhook-Delivery-ID", in.ID)
+					"X-WC-Webhook-Topic", in.pick("order.created", "order.updated"), "X-WC-Webhook-Resource", "order", "X-WC-Webhook-Event", in.pick("created", "updated"),
+					"X-WC-Webhook-ID", "42", "X-WC-Webhook-Delivery-ID", wooCommerceDeliveryID("42", in.Now))
 			},
 			AlwaysSends: []string{"Content-Type", "User-Agent", "X-WC-Webhook-Source", "X-WC-Webhook-Topic", "X-WC-Webhook-Resource", "X-WC-Webhook-Event",
 				"X-WC-Webhook-Signature", "X-WC-Webhook-ID", "X-WC-Webhook-Delivery-ID"},
@@ -502,7 +548,8 @@ func init() {
 			DedupKey:    `body.id`,
 			Docs:        "https://docs.mux.com/core/verify-webhook-signatures",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"type": "video.asset.ready", "id": uuid(), "created_at": in.RFC3339(), "object": obj{"type": "asset", "id": in.ID}, "data": obj{"id": in.ID, "status": "ready"}})
+				return jsonSample(obj{"type": in.pick("video.asset.created", "video.asset.ready"), "id": uuid(), "created_at": in.RFC3339(), "object": obj{"type": "asset", "id": in.Object},
+					"data": obj{"id": in.Object, "status": in.pick("preparing", "ready")}})
 			},
 			AlwaysSends: []string{"Content-Type", "Mux-Signature"},
 		},
@@ -514,8 +561,9 @@ func init() {
 			Live:        `body.meta.test_mode != true`,
 			Docs:        "https://docs.lemonsqueezy.com/help/webhooks/signing-requests",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"meta": obj{"event_name": "order_created", "test_mode": true}, "data": obj{"type": "orders", "id": in.ID, "attributes": obj{"updated_at": in.RFC3339()}}},
-					"X-Event-Name", "order_created")
+				event := in.pick("order_created", "order_refunded")
+				return jsonSample(obj{"meta": obj{"event_name": event, "test_mode": true}, "data": obj{"type": "orders", "id": in.Object, "attributes": obj{"updated_at": in.RFC3339()}}},
+					"X-Event-Name", event)
 			},
 			AlwaysSends: []string{"Content-Type", "X-Event-Name", "X-Signature"},
 		},
@@ -526,8 +574,8 @@ func init() {
 			DedupKey:    `body.event.id`,
 			Docs:        "https://docs.cdp.coinbase.com/commerce-onchain/docs/webhooks-security",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"id": uuid(), "scheduled_for": in.RFC3339(), "attempt_number": 1, "event": obj{"id": uuid(), "resource": "event", "type": "charge:created", "api_version": "2018-03-22", "created_at": in.RFC3339(),
-					"data": obj{"id": uuid(), "code": "HOOKGATE", "resource": "charge"}}})
+				return jsonSample(obj{"id": uuid(), "scheduled_for": in.RFC3339(), "attempt_number": 1, "event": obj{"id": uuid(), "resource": "event", "type": in.pick("charge:created", "charge:confirmed"), "api_version": "2018-03-22", "created_at": in.RFC3339(),
+					"data": obj{"id": uuidOf(in.Object), "code": "HOOKGATE", "resource": "charge"}}})
 			},
 			AlwaysSends: []string{"Content-Type", "X-CC-Webhook-Signature"},
 		},
@@ -544,8 +592,8 @@ func init() {
 			Signer:          &contentful{},
 			NewSample: func(in SampleInput) (Sample, error) {
 				// Contentful's own Content-Type; the signature covers it.
-				return jsonSample(obj{"sys": obj{"type": "Entry", "id": in.ID, "revision": 1, "space": obj{"sys": obj{"type": "Link", "linkType": "Space", "id": "hookgatespace"}}}, "fields": obj{"title": obj{"en-US": "Hookgate"}}},
-					"Content-Type", "application/vnd.contentful.management.v1+json", "X-Contentful-Topic", "ContentManagement.Entry.publish",
+				return jsonSample(obj{"sys": obj{"type": "Entry", "id": in.Object, "revision": 1 + in.Step, "space": obj{"sys": obj{"type": "Link", "linkType": "Space", "id": "hookgatespace"}}}, "fields": obj{"title": obj{"en-US": "Hookgate"}}},
+					"Content-Type", "application/vnd.contentful.management.v1+json", "X-Contentful-Topic", in.pick("ContentManagement.Entry.publish", "ContentManagement.Entry.unpublish"),
 					"X-Contentful-Webhook-Name", "Hookgate", "X-Contentful-Idempotency-Key", randomHex(32))
 			},
 			AlwaysSends: []string{"Content-Type", "X-Contentful-Topic", "X-Contentful-Webhook-Name", "x-contentful-signature", "x-contentful-signed-headers", "x-contentful-timestamp"},
@@ -557,7 +605,7 @@ func init() {
 			DedupKey:    `headers["x-atlassian-webhook-identifier"]`,
 			Docs:        "https://developer.atlassian.com/cloud/jira/platform/webhooks/#secure-admin-webhooks",
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"timestamp": in.Now.UnixMilli(), "webhookEvent": "jira:issue_created", "issue_event_type_name": "issue_created", "issue": obj{"id": in.ID, "key": "HG-1"}},
+				return jsonSample(obj{"timestamp": in.Now.UnixMilli(), "webhookEvent": in.pick("jira:issue_created", "jira:issue_updated"), "issue_event_type_name": in.pick("issue_created", "issue_updated"), "issue": obj{"id": in.Object, "key": "HG-1"}},
 					"User-Agent", "Atlassian Webhook HTTP Client", "X-Atlassian-Webhook-Identifier", in.ID)
 			},
 			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Atlassian-Webhook-Identifier", "X-Hub-Signature"},
@@ -575,15 +623,17 @@ func init() {
 			Docs:           "https://developers.asana.com/docs/webhooks-guide",
 			Signer:         &asana{},
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"events": []obj{{"action": "changed", "created_at": in.RFC3339(), "resource": obj{"gid": in.ID, "resource_type": "task"}, "user": obj{"gid": "1"}}}})
+				return jsonSample(obj{"events": []obj{{"action": in.pick("added", "changed"), "created_at": in.RFC3339(), "resource": obj{"gid": strconv.FormatInt(in.ObjectNumber(), 10), "resource_type": "task"}, "user": obj{"gid": "1"}}}})
 			},
 			AlwaysSends: []string{"Content-Type", "X-Hook-Signature"},
 		},
 		Preset{
-			Name:         "okta",
-			Description:  "Okta event hooks: Authorization header equal to the secret; one-time verification answered",
-			Spec:         Spec{Algorithm: "token", Header: "Authorization"},
-			DedupKey:     `body.eventId`,
+			Name:        "okta",
+			Description: "Okta event hooks: Authorization header equal to the secret; one-time verification answered",
+			Spec:        Spec{Algorithm: "token", Header: "Authorization"},
+			// eventId names the hook call; data.events[].uuid the events it
+			// carries, as Okta says duplicates are told apart.
+			DedupKey:     `join(map(body.data.events, {.uuid}), ",")`,
 			Handshakes:   []*Handshake{oktaVerification},
 			KeyKind:      "token",
 			SecretKind:   SecretToken,
@@ -591,7 +641,8 @@ func init() {
 			BodyUnsigned: true,
 			NewSample: func(in SampleInput) (Sample, error) {
 				return jsonSample(obj{"eventType": "com.okta.event_hook", "eventTypeVersion": "1.0", "cloudEventsVersion": "0.1", "source": "https://example.okta.com/api/v1/eventHooks/who" + in.ID[:8],
-					"eventId": uuid(), "eventTime": in.RFC3339(), "contentType": "application/json", "data": obj{"events": []obj{{"uuid": uuid(), "eventType": "user.session.start"}}}},
+					"eventId": uuid(), "eventTime": in.RFC3339(), "contentType": "application/json", "data": obj{"events": []obj{{"uuid": uuid(), "eventType": in.pick("user.session.start", "user.session.end"),
+						"actor": obj{"id": "00u" + in.Object, "type": "User"}}}}},
 					"Accept", "application/json")
 			},
 			AlwaysSends: []string{"Content-Type", "Accept", "Authorization"},
@@ -611,7 +662,7 @@ func init() {
 			SampleSigner:   signedInBody{},
 			NewSample: func(in SampleInput) (Sample, error) {
 				return jsonSample(obj{"value": []obj{{"subscriptionId": uuid(), "subscriptionExpirationDateTime": in.Now.Add(72 * time.Hour).UTC().Format(time.RFC3339), "clientState": in.Key,
-					"changeType": "created", "resource": "Users/" + in.ID + "/Messages/1", "tenantId": uuid()}}}, "Content-Type", "application/json; charset=utf-8")
+					"changeType": in.pick("created", "updated"), "resource": "Users/" + in.Object + "/Messages/1", "tenantId": uuid()}}}, "Content-Type", "application/json; charset=utf-8")
 			},
 			AlwaysSends: []string{"Content-Type"},
 		},
@@ -626,10 +677,12 @@ func init() {
 			AlwaysSends:  []string{"Content-Type", "User-Agent", "X-Hub-Signature-256", "X-Hub-Signature"},
 		},
 		Preset{
-			Name:         "whatsapp",
-			Description:  "WhatsApp Cloud API: X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex (app secret); hub.challenge answered",
-			Spec:         hubSignature("X-Hub-Signature-256", "sha256=", "hmac-sha256"),
-			DedupKey:     `body.entry[0]?.changes[0]?.value?.messages?.[0]?.id ?? body.entry[0]?.changes[0]?.value?.statuses?.[0]?.id`,
+			Name:        "whatsapp",
+			Description: "WhatsApp Cloud API: X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex (app secret); hub.challenge answered",
+			Spec:        hubSignature("X-Hub-Signature-256", "sha256=", "hmac-sha256"),
+			// A message id names a message, not an event: each status
+			// (sent, delivered, read) is one, and a request may batch many.
+			DedupKey:     whatsappDedupKey,
 			Handshakes:   []*Handshake{metaSubscribe},
 			Docs:         "https://developers.facebook.com/docs/whatsapp/cloud-api/guides/set-up-webhooks",
 			NewSample:    whatsappSample,
@@ -646,8 +699,8 @@ func init() {
 				// X-Webhook-Id is the event's id; X-Webhook-Subscription the
 				// subscription in its agent.
 				subscription := "PSUB" + strings.ToUpper(in.ID[:3])
-				return jsonSample(obj{"event": obj{"id": in.ID, "event_type": "incident.triggered", "resource_type": "incident", "occurred_at": in.RFC3339(),
-					"agent": obj{"id": subscription, "type": "webhook_subscription_reference"}, "data": obj{"id": "Q" + in.ID, "type": "incident"}}},
+				return jsonSample(obj{"event": obj{"id": in.ID, "event_type": in.pick("incident.triggered", "incident.acknowledged"), "resource_type": "incident", "occurred_at": in.RFC3339(),
+					"agent": obj{"id": subscription, "type": "webhook_subscription_reference"}, "data": obj{"id": "Q" + in.Object, "type": "incident"}}},
 					"User-Agent", "PagerDuty-Webhook/V3.0", "X-Webhook-Id", in.ID, "X-Webhook-Subscription", subscription)
 			},
 			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Webhook-Id", "X-Webhook-Subscription", "X-PagerDuty-Signature"},
@@ -661,7 +714,7 @@ func init() {
 			Build:          newSNS,
 			Bespoke:        "SHA1withRSA / SHA256withRSA over the canonical name\\nvalue\\n fields per Type, certificate from SigningCertURL (https, sns.<region>.amazonaws.com[.cn], cached), TopicArn among the secrets, Timestamp within 1h",
 			BespokeHeaders: []string{},
-			DedupKey:       `body.MessageId`,
+			SchemeDedupKey: "sha256 of the string to sign, so unsigned fields cannot make a copy new",
 			Handshakes:     []*Handshake{snsConfirmation},
 			KeyKind:        "TopicArn (arn:aws:sns:<region>:<account>:<topic>)",
 			SecretKind:     SecretToken,
@@ -685,8 +738,10 @@ func init() {
 			Docs:         "https://docs.x.com/x-api/webhooks/introduction",
 			AlwaysSends:  []string{"Content-Type", "X-Twitter-Webhooks-Signature"},
 			NewSample: func(in SampleInput) (Sample, error) {
+				// Two likes of post Object.
 				return jsonSample(obj{"for_user_id": "2244994945", "favorite_events": []obj{{"id": in.ID, "created_at": in.Now.UTC().Format(time.RubyDate),
-					"timestamp_ms": in.Now.UnixMilli(), "favorited_status": obj{"id_str": in.ID, "text": "Hookgate sample"}, "user": obj{"id_str": "2244994945", "screen_name": "XDevelopers"}}}})
+					"timestamp_ms": in.Now.UnixMilli(), "favorited_status": obj{"id_str": strconv.FormatInt(in.ObjectNumber(), 10), "text": "Hookgate sample"},
+					"user": obj{"id_str": in.pick("2244994945", "783214"), "screen_name": in.pick("XDevelopers", "X")}}}})
 			},
 		},
 		Preset{
@@ -696,7 +751,9 @@ func init() {
 			Build:          newPlaid,
 			Bespoke:        "ES256 JWT, key chosen by kid among the configured JWKs or fetched from /webhook_verification_key/get (provider_options), iat within 5m, request_body_sha256 = hex sha256(body)",
 			BespokeHeaders: []string{"Plaid-Verification"},
-			DedupKey:       `body.webhook_type + ":" + body.webhook_code + ":" + (body.item_id ?? "")`,
+			// No event id, and one item's updates can be byte for byte alike:
+			// the signed token, issued for each delivery, names one.
+			SchemeDedupKey: "sha256 of the Plaid-Verification token",
 			Live:           `body.environment == "production"`,
 			KeyKind:        "JWK public key (JSON); optional with provider_options client_id and secret",
 			SecretKind:     SecretPublicKey,
@@ -709,7 +766,9 @@ func init() {
 			SampleSigner: &plaid{},
 			NewKeys:      plaidKeys,
 			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"environment": "sandbox", "error": nil, "item_id": in.ID, "new_transactions": 3, "webhook_code": "DEFAULT_UPDATE", "webhook_type": "TRANSACTIONS"})
+				// Two updates of item Object, byte for byte alike, as Plaid
+				// sends them: only the signed token tells them apart.
+				return jsonSample(obj{"environment": "sandbox", "error": nil, "item_id": in.Object, "new_transactions": 3, "webhook_code": "DEFAULT_UPDATE", "webhook_type": "TRANSACTIONS"})
 			},
 			AlwaysSends: []string{"Content-Type", "Plaid-Verification"},
 		},

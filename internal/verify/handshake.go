@@ -56,6 +56,12 @@ type HandshakeResponse struct {
 	// Reason says why a refusing answer refused, for the log; never a
 	// secret.
 	Reason string
+	// Followup, with Record, is what the answer waits for that must happen
+	// only once the record is stored (SNS's subscription GET): it returns
+	// the answer to send. It runs for a duplicate record too, since the
+	// first one's may have failed; the handshake keeps the work itself to
+	// at most once.
+	Followup func(ctx context.Context) *HandshakeResponse
 }
 
 // Handshake answers a provider's endpoint check. It is never stored or

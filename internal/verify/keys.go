@@ -82,7 +82,7 @@ func plaidKeys() (secret, signingKey string, err error) {
 		return "", "", err
 	}
 	x, y := point[1:33], point[33:]
-	pub := jwk{Kty: "EC", Crv: "P-256", Kid: randomHex(8), X: b64(x), Y: b64(y)}
+	pub := jwk{Kty: "EC", Crv: "P-256", Kid: uuid(), X: b64(x), Y: b64(y)}
 	full := pub
 	full.D = b64(d)
 	pubJSON, _ := json.Marshal(pub)

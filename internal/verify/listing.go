@@ -65,6 +65,25 @@ func (p Preset) HandshakeNames() []string {
 	return out
 }
 
+// DedupSummary says what a source of the preset deduplicates by when it
+// configures no key of its own.
+func (p Preset) DedupSummary() string {
+	switch {
+	case p.SchemeDedupKey != "":
+		return p.SchemeDedupKey
+	case p.DedupKey != "":
+		return p.DedupKey
+	}
+	return "sha256 of the body (no event id)"
+}
+
+func (p Preset) dedupCell() string {
+	if p.DedupKey != "" && p.SchemeDedupKey == "" {
+		return codeOne(p.DedupKey)
+	}
+	return escape(p.DedupSummary())
+}
+
 // MarkdownTable renders every preset as the table in docs/providers.md.
 func MarkdownTable() string {
 	var b strings.Builder
@@ -76,7 +95,7 @@ func MarkdownTable() string {
 	for _, p := range Presets() {
 		provider, _, _ := strings.Cut(p.Description, ":")
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n",
-			p.Name, provider, code(p.Headers()), escape(p.Summary()), codeOne(p.DedupKey),
+			p.Name, provider, code(p.Headers()), escape(p.Summary()), p.dedupCell(),
 			escape(strings.Join(p.HandshakeNames(), ", ")), codeOne(p.Live))
 	}
 	return b.String()

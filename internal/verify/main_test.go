@@ -1,7 +1,7 @@
 package verify
 
 import (
-	"encoding/base64"
+	"encoding/hex"
 	"encoding/pem"
 	"fmt"
 	"net/http"
@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // TestMain points aws-sns at a stand-in for SNS's hosts, so every preset's
@@ -20,14 +19,15 @@ func TestMain(m *testing.M) {
 	standIn := newSNSStandIn()
 	os.Setenv(EnvTestSNSURL, standIn.URL)
 	// Samples each name a new certificate: no fetch budget in tests.
-	snsCerts.limiter = newFetchLimiter(1<<20, time.Nanosecond)
+	snsFetchBudget = func() *fetchLimiter { return nil }
+	snsConfirmBudget = nil
 	code := m.Run()
 	standIn.Close()
 	os.Exit(code)
 }
 
 // snsStandIn plays SNS: it serves the certificate encoded in a
-// /SimpleNotificationService-<base64url DER>.pem path and confirms
+// /SimpleNotificationService-<hex DER>.pem path and confirms
 // subscriptions, counting requests.
 type snsStandIn struct {
 	*httptest.Server
@@ -49,7 +49,7 @@ func (s *snsStandIn) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.certs.Add(1)
 	name := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/SimpleNotificationService-"), ".pem")
-	der, err := base64.RawURLEncoding.DecodeString(name)
+	der, err := hex.DecodeString(name)
 	if err != nil {
 		http.NotFound(w, r)
 		return

@@ -86,7 +86,17 @@ func newPlaid(secrets []string, opts Options) (Scheme, error) {
 	return p, nil
 }
 
-func (p *plaid) Verify(r *Request) (Result, error) { return Result{}, p.check(r) }
+func (p *plaid) Verify(r *Request) (Result, error) {
+	token, err := p.check(r)
+	if err != nil {
+		return Result{}, err
+	}
+	// Plaid sends no event id, and one item's webhooks can repeat a body
+	// byte for byte (SYNC_UPDATES_AVAILABLE): the signed token, issued for
+	// each delivery, is what names one.
+	sum := sha256.Sum256([]byte(token))
+	return Result{DedupKey: "plaid:" + hex.EncodeToString(sum[:])}, nil
+}
 
 // key returns the configured key for kid, or the one Plaid's API gives.
 func (p *plaid) key(r *Request, kid string) (*ecdsa.PublicKey, error) {
@@ -97,20 +107,24 @@ func (p *plaid) key(r *Request, kid string) (*ecdsa.PublicKey, error) {
 		return nil, ErrInvalidSignature
 	}
 	key, err := p.fetched.get(r.context(), kid)
+	if errors.Is(err, ErrKeyUnavailable) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: key %s: %v", ErrInvalidSignature, kid, err)
 	}
 	return key, nil
 }
 
-func (p *plaid) check(r *Request) error {
+// check verifies a request and returns its signed token.
+func (p *plaid) check(r *Request) (string, error) {
 	token := r.Header.Get("Plaid-Verification")
 	if token == "" {
-		return ErrMissingSignature
+		return "", ErrMissingSignature
 	}
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
-		return ErrMalformedSignature
+		return "", ErrMalformedSignature
 	}
 	var header struct {
 		Alg string `json:"alg"`
@@ -118,11 +132,11 @@ func (p *plaid) check(r *Request) error {
 	}
 	rawHeader, err := base64.RawURLEncoding.DecodeString(parts[0])
 	if err != nil || json.Unmarshal(rawHeader, &header) != nil || header.Alg != "ES256" {
-		return ErrMalformedSignature
+		return "", ErrMalformedSignature
 	}
 	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
 	if err != nil || len(sig) != 64 {
-		return ErrMalformedSignature
+		return "", ErrMalformedSignature
 	}
 	var claims struct {
 		Iat               int64  `json:"iat"`
@@ -130,26 +144,26 @@ func (p *plaid) check(r *Request) error {
 	}
 	rawClaims, err := base64.RawURLEncoding.DecodeString(parts[1])
 	if err != nil || json.Unmarshal(rawClaims, &claims) != nil || claims.Iat == 0 {
-		return ErrMissingTimestamp
+		return "", ErrMissingTimestamp
 	}
 	// A stale token is refused before a key is fetched for it.
 	if err := CheckTolerance(time.Unix(claims.Iat, 0), r.Now, p.tolerance); err != nil {
-		return err
+		return "", err
 	}
 	key, err := p.key(r, header.Kid)
 	if err != nil {
-		return err
+		return "", err
 	}
 	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
 	rInt, sInt := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
 	if !ecdsa.Verify(key, digest[:], rInt, sInt) {
-		return ErrInvalidSignature
+		return "", ErrInvalidSignature
 	}
 	sum := sha256.Sum256(r.Body)
 	if subtle.ConstantTimeCompare([]byte(claims.RequestBodySHA256), []byte(hex.EncodeToString(sum[:]))) != 1 {
-		return ErrInvalidSignature
+		return "", ErrInvalidSignature
 	}
-	return nil
+	return token, nil
 }
 
 // Sign makes a Plaid-Verification JWT; key is a private JWK (with "d").
@@ -183,8 +197,10 @@ func (p *plaid) Sign(key string, msg Message) (http.Header, error) {
 	return h, nil
 }
 
-// plaidKid is the shape of a kid worth asking Plaid about (a UUID today).
-var plaidKid = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`)
+// plaidKid is the shape of a kid worth asking Plaid about: a UUID, as
+// Plaid's keys have. A kid of another shape is refused without a fetch, so
+// made-up kids cannot spend the budget unless they look like Plaid's.
+var plaidKid = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // Plaid's API hosts by environment.
 var plaidEnvironments = map[string]string{
@@ -193,13 +209,15 @@ var plaidEnvironments = map[string]string{
 }
 
 // plaidKeyFetcher fetches verification keys by kid with the source's API
-// credentials. Keys are cached for plaidKeyTTL, then fetched again to learn
-// whether Plaid expired them; a kid Plaid does not know (or an error) is
-// remembered for a minute; and misses share a small budget, so forged kids
-// cannot make the gateway hammer Plaid.
+// credentials. A key is fetched again in the background after
+// plaidKeyTTL, serving meanwhile, to learn whether Plaid expired it; a kid
+// Plaid does not know is remembered for a minute; and misses spend the
+// source's small budget, so forged kids cannot make the gateway hammer
+// Plaid, nor push a key in use out of the cache.
 type plaidKeyFetcher struct {
 	url, clientID, secret string
 	cache                 *remoteCache[*ecdsa.PublicKey]
+	budget                *fetchLimiter
 }
 
 const plaidKeyTTL = time.Hour
@@ -224,11 +242,11 @@ func newPlaidKeys(opts map[string]string) (*plaidKeyFetcher, error) {
 		base = test
 	}
 	return &plaidKeyFetcher{url: base + "/webhook_verification_key/get", clientID: clientID, secret: secret,
-		cache: newRemoteCache[*ecdsa.PublicKey](64, time.Minute, newFetchLimiter(5, 12*time.Second))}, nil
+		cache: newRemoteCache[*ecdsa.PublicKey](64, plaidKeyTTL, time.Minute), budget: newFetchLimiter(5, 12*time.Second)}, nil
 }
 
 func (k *plaidKeyFetcher) get(ctx context.Context, kid string) (*ecdsa.PublicKey, error) {
-	return k.cache.get(kid, time.Now(), plaidKeyTTL, func() (*ecdsa.PublicKey, error) { return k.fetch(ctx, kid) })
+	return k.cache.get(kid, time.Now(), k.budget, func() (*ecdsa.PublicKey, error) { return k.fetch(ctx, kid) })
 }
 
 // fetch asks Plaid for one key. An expired key is refused, as Plaid's docs
@@ -244,7 +262,12 @@ func (k *plaidKeyFetcher) fetch(ctx context.Context, kid string) (*ecdsa.PublicK
 	if err != nil {
 		return nil, err
 	}
-	if status != http.StatusOK {
+	switch {
+	case status == http.StatusBadRequest:
+		return nil, gone{statusError(status)} // INVALID_WEBHOOK_VERIFICATION_KEY_ID
+	case status != http.StatusOK:
+		// Credentials Plaid refuses are the gateway's problem, not the
+		// sender's: retried, never answered as forged.
 		return nil, statusError(status)
 	}
 	var out struct {
@@ -261,7 +284,11 @@ func (k *plaidKeyFetcher) fetch(ctx context.Context, kid string) (*ecdsa.PublicK
 		return nil, errors.New("answer is another key")
 	}
 	if out.Key.ExpiredAt != nil {
-		return nil, errors.New("key expired")
+		return nil, gone{errors.New("key expired")}
 	}
-	return out.Key.publicKey()
+	key, err := out.Key.publicKey()
+	if err != nil {
+		return nil, gone{err}
+	}
+	return key, nil
 }

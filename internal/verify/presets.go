@@ -26,8 +26,12 @@ type Preset struct {
 	Bespoke string `json:"bespoke,omitempty"`
 	// BespokeHeaders names the headers a bespoke scheme reads.
 	BespokeHeaders []string `json:"bespoke_headers,omitempty"`
-	// DedupKey is an expression producing the provider's event id.
+	// DedupKey is an expression producing the provider's event id. Without
+	// one (and without SchemeDedupKey), the body's digest is the key.
 	DedupKey string `json:"dedup_key,omitempty"`
+	// SchemeDedupKey says what the dedup key is when the scheme derives it
+	// from what it verified (Result.DedupKey); empty for the others.
+	SchemeDedupKey string `json:"scheme_dedup_key,omitempty"`
 	// Handshakes are the endpoint checks the provider makes.
 	Handshakes []*Handshake `json:"handshakes,omitempty"`
 	// Live is an expression that is true for a live-mode event and false for
@@ -234,7 +238,8 @@ func init() {
 			Live:     "body.livemode == true",
 			NewSample: func(in SampleInput) (Sample, error) {
 				return jsonSample(obj{"id": "evt_test_" + in.ID, "object": "event", "api_version": "2024-06-20", "created": in.Now.Unix(), "livemode": false,
-					"type": "payment_intent.succeeded", "data": obj{"object": obj{"id": "pi_test_" + in.ID, "object": "payment_intent", "amount": 2000, "currency": "usd", "status": "succeeded"}}},
+					"type": in.pick("payment_intent.created", "payment_intent.succeeded"),
+					"data": obj{"object": obj{"id": "pi_test_" + in.Object, "object": "payment_intent", "amount": 2000, "currency": "usd", "status": in.pick("requires_payment_method", "succeeded")}}},
 					"Content-Type", "application/json; charset=utf-8", "User-Agent", "Stripe/1.0 (+https://stripe.com/docs/webhooks)",
 					"Accept", "*/*; q=0.5, application/xml", "Cache-Control", "no-cache")
 			},
@@ -247,14 +252,19 @@ func init() {
 			Spec:        githubSpec,
 			DedupKey:    `headers["x-github-delivery"]`,
 			NewSample: func(in SampleInput) (Sample, error) {
-				// A repository webhook's ping: the hook and its target in the
-				// headers are the ones in the body.
-				hookID := in.Now.Unix()
-				return jsonSample(obj{"zen": "Keep it logically awesome.", "hook_id": hookID,
+				// A repository webhook's ping, then a push to the repository:
+				// the hook and its target in the headers are the ones in the
+				// body.
+				hookID, repo := in.Now.Unix(), in.ObjectNumber()
+				body := obj{"zen": "Keep it logically awesome.", "hook_id": hookID,
 					"hook":       obj{"type": "Repository", "id": hookID, "name": "web", "active": true, "events": []string{"push"}, "config": obj{"content_type": "json", "insecure_ssl": "0"}},
-					"repository": obj{"id": 1296269, "full_name": "octocat/Hello-World"}, "sender": obj{"login": "octocat"}},
-					"User-Agent", "GitHub-Hookshot/"+in.ID[:7], "X-GitHub-Event", "ping", "X-GitHub-Delivery", uuid(), "X-GitHub-Hook-ID", strconv.FormatInt(hookID, 10),
-					"X-GitHub-Hook-Installation-Target-Type", "repository", "X-GitHub-Hook-Installation-Target-ID", "1296269")
+					"repository": obj{"id": repo, "full_name": "octocat/Hello-World"}, "sender": obj{"login": "octocat"}}
+				if in.Step > 0 {
+					body = obj{"ref": "refs/heads/main", "before": in.Object, "after": in.ID, "repository": obj{"id": repo, "full_name": "octocat/Hello-World"}, "pusher": obj{"name": "octocat"}, "sender": obj{"login": "octocat"}}
+				}
+				return jsonSample(body,
+					"User-Agent", "GitHub-Hookshot/"+in.ID[:7], "X-GitHub-Event", in.pick("ping", "push"), "X-GitHub-Delivery", uuid(), "X-GitHub-Hook-ID", strconv.FormatInt(hookID, 10),
+					"X-GitHub-Hook-Installation-Target-Type", "repository", "X-GitHub-Hook-Installation-Target-ID", strconv.FormatInt(repo, 10))
 			},
 			// GitHub sends the SHA-1 X-Hub-Signature beside the SHA-256 one
 			// whenever the webhook has a secret.

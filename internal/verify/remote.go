@@ -87,8 +87,11 @@ func newFetchLimiter(burst int, interval time.Duration) *fetchLimiter {
 	return &fetchLimiter{tokens: float64(burst), burst: float64(burst), interval: interval}
 }
 
-// allow takes a token if one is left.
+// allow takes a token if one is left; a nil limiter always allows.
 func (l *fetchLimiter) allow(now time.Time) bool {
+	if l == nil {
+		return true
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.last.IsZero() {
@@ -102,94 +105,206 @@ func (l *fetchLimiter) allow(now time.Time) bool {
 	return true
 }
 
-// remoteCache keeps what fetches found (or did not find) by key, bounded:
-// when full, the entry fetched longest ago goes. Concurrent misses of one
-// key share one fetch.
-type remoteCache[V any] struct {
-	mu       sync.Mutex
-	entries  map[string]*remoteEntry[V]
-	max      int
-	negative time.Duration // how long a failed fetch is remembered
-	limiter  *fetchLimiter
-}
-
-type remoteEntry[V any] struct {
-	ready   chan struct{}
-	value   V
-	err     error
-	fetched time.Time
-}
+// ErrKeyUnavailable is a key or certificate the scheme needs that could not
+// be fetched yet: the fetch budget is spent, or the provider's endpoint
+// failed or did not answer. The request may be genuine, so the provider is
+// told to retry (503), never that it was forged.
+var ErrKeyUnavailable = errors.New("verification key not available yet")
 
 // errFetchLimited is a miss refused because the fetch budget is spent.
-var errFetchLimited = errors.New("fetch budget spent; try later")
+var errFetchLimited = fmt.Errorf("%w: fetch budget spent", ErrKeyUnavailable)
 
-func newRemoteCache[V any](max int, negative time.Duration, limiter *fetchLimiter) *remoteCache[V] {
-	return &remoteCache[V]{entries: map[string]*remoteEntry[V]{}, max: max, negative: negative, limiter: limiter}
+// gone marks a fetch whose answer is final: the provider says the key or
+// certificate does not exist, or what it served is not one. Anything else
+// that fails is transient.
+type gone struct{ error }
+
+func (g gone) Unwrap() error { return g.error }
+
+func isGone(err error) bool {
+	var g gone
+	return errors.As(err, &g)
 }
 
-// get returns the cached value for key, or fetches it. A failed fetch is
-// remembered for the negative duration; a value until ttl (zero: for as
-// long as the cache keeps it).
-func (c *remoteCache[V]) get(key string, now time.Time, ttl time.Duration, load func() (V, error)) (V, error) {
-	c.mu.Lock()
-	e, ok := c.entries[key]
-	if ok {
-		select {
-		case <-e.ready:
-			stale := (e.err != nil && now.Sub(e.fetched) > c.negative) || (e.err == nil && ttl > 0 && now.Sub(e.fetched) > ttl)
-			if !stale {
-				c.mu.Unlock()
-				return e.value, e.err
-			}
-			ok = false
-		default:
-			c.mu.Unlock()
-			<-e.ready
-			return e.value, e.err
-		}
+// remoteCache keeps what fetches found, apart from what they did not find,
+// so that misses never push out a key in use:
+//   - good entries are bounded and evicted only by other good entries,
+//     least recently used first; one older than refresh keeps serving
+//     while a background fetch renews it;
+//   - bad entries (a final answer, or a transient failure) are bounded
+//     separately and remembered for negative or transient;
+//   - concurrent misses of one key share one fetch, and each fetch spends a
+//     token of the limiter the caller names (a source's own budget).
+type remoteCache[V any] struct {
+	mu       sync.Mutex
+	good     map[string]*goodEntry[V]
+	bad      map[string]badEntry
+	inflight map[string]*fetchCall[V]
+	maxGood  int
+	maxBad   int
+	// refresh is the age after which a good entry is fetched again in the
+	// background (zero: never); negative and transient are how long a
+	// final and a transient failure are remembered.
+	refresh, negative, transient time.Duration
+}
+
+type goodEntry[V any] struct {
+	value      V
+	fetched    time.Time
+	used       time.Time
+	refreshing bool
+}
+
+type badEntry struct {
+	err error
+	at  time.Time
+	ttl time.Duration
+}
+
+type fetchCall[V any] struct {
+	done  chan struct{}
+	value V
+	err   error
+}
+
+// Bounds of a remote cache's bad entries and the time a transient failure
+// is remembered, so that a flood of requests naming an unreachable key is
+// not a flood of fetches.
+const (
+	maxBadEntries     = 1024
+	transientFailures = 10 * time.Second
+)
+
+func newRemoteCache[V any](maxGood int, refresh, negative time.Duration) *remoteCache[V] {
+	return &remoteCache[V]{
+		good: map[string]*goodEntry[V]{}, bad: map[string]badEntry{}, inflight: map[string]*fetchCall[V]{},
+		maxGood: maxGood, maxBad: maxBadEntries, refresh: refresh, negative: negative, transient: transientFailures,
 	}
-	if !ok && c.limiter != nil && !c.limiter.allow(now) {
+}
+
+// get returns the value for key: cached, or fetched by load within the
+// limiter's budget. A transient failure, or a spent budget, is
+// ErrKeyUnavailable; a final answer is load's error.
+func (c *remoteCache[V]) get(key string, now time.Time, limiter *fetchLimiter, load func() (V, error)) (V, error) {
+	var zero V
+	c.mu.Lock()
+	if e, ok := c.good[key]; ok {
+		e.used = now
+		if c.refresh > 0 && now.Sub(e.fetched) > c.refresh && !e.refreshing && limiter.allow(now) {
+			e.refreshing = true
+			go c.renew(key, load)
+		}
 		c.mu.Unlock()
-		var zero V
+		return e.value, nil
+	}
+	if b, ok := c.bad[key]; ok && now.Sub(b.at) < b.ttl {
+		c.mu.Unlock()
+		return zero, b.err
+	}
+	if call, ok := c.inflight[key]; ok {
+		c.mu.Unlock()
+		<-call.done
+		return call.value, call.err
+	}
+	if !limiter.allow(now) {
+		c.mu.Unlock()
 		return zero, errFetchLimited
 	}
-	e = &remoteEntry[V]{ready: make(chan struct{}), fetched: now}
-	c.evictLocked()
-	c.entries[key] = e
+	call := &fetchCall[V]{done: make(chan struct{})}
+	c.inflight[key] = call
 	c.mu.Unlock()
-	e.value, e.err = load()
-	close(e.ready)
-	return e.value, e.err
+
+	v, err := load()
+	c.mu.Lock()
+	delete(c.inflight, key)
+	call.value, call.err = c.settleLocked(key, v, err, now)
+	c.mu.Unlock()
+	close(call.done)
+	return call.value, call.err
 }
 
-// put stores a value fetched some other way (or known in advance).
-func (c *remoteCache[V]) put(key string, v V, now time.Time) {
-	e := &remoteEntry[V]{ready: make(chan struct{}), value: v, fetched: now}
-	close(e.ready)
+// settleLocked files a fetch's outcome and returns what the caller gets.
+func (c *remoteCache[V]) settleLocked(key string, v V, err error, now time.Time) (V, error) {
+	var zero V
+	if err == nil {
+		delete(c.bad, key)
+		c.putGoodLocked(key, v, now)
+		return v, nil
+	}
+	ttl := c.negative
+	if !isGone(err) {
+		ttl = c.transient
+		if !errors.Is(err, ErrKeyUnavailable) {
+			err = fmt.Errorf("%w: %v", ErrKeyUnavailable, err)
+		}
+	}
+	if len(c.bad) >= c.maxBad {
+		c.evictBadLocked(now)
+	}
+	c.bad[key] = badEntry{err: err, at: now, ttl: ttl}
+	return zero, err
+}
+
+// renew fetches a good entry again. The old value serves until a new one
+// comes; a final answer (the key was withdrawn) removes it, a transient
+// failure keeps it and lets the next use try again.
+func (c *remoteCache[V]) renew(key string, load func() (V, error)) {
+	v, err := load()
+	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.evictLocked()
-	c.entries[key] = e
+	e, ok := c.good[key]
+	if !ok {
+		return
+	}
+	e.refreshing = false
+	switch {
+	case err == nil:
+		e.value, e.fetched = v, now
+	case isGone(err):
+		delete(c.good, key)
+		c.bad[key] = badEntry{err: err, at: now, ttl: c.negative}
+	}
 }
 
-func (c *remoteCache[V]) evictLocked() {
-	for len(c.entries) >= c.max {
-		var oldest string
+// put stores a value known some other way (configured, or in tests).
+func (c *remoteCache[V]) put(key string, v V, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.bad, key)
+	c.putGoodLocked(key, v, now)
+}
+
+func (c *remoteCache[V]) putGoodLocked(key string, v V, now time.Time) {
+	if _, ok := c.good[key]; !ok && len(c.good) >= c.maxGood {
+		var lru string
 		var at time.Time
-		for k, e := range c.entries {
-			select {
-			case <-e.ready:
-			default:
-				continue // a fetch in flight stays
-			}
-			if oldest == "" || e.fetched.Before(at) {
-				oldest, at = k, e.fetched
+		for k, e := range c.good {
+			if lru == "" || e.used.Before(at) {
+				lru, at = k, e.used
 			}
 		}
-		if oldest == "" {
-			return
+		delete(c.good, lru)
+	}
+	c.good[key] = &goodEntry[V]{value: v, fetched: now, used: now}
+}
+
+// evictBadLocked drops expired bad entries, or the oldest when none has
+// expired.
+func (c *remoteCache[V]) evictBadLocked(now time.Time) {
+	var oldest string
+	var at time.Time
+	for k, b := range c.bad {
+		if now.Sub(b.at) >= b.ttl {
+			delete(c.bad, k)
+			continue
 		}
-		delete(c.entries, oldest)
+		if oldest == "" || b.at.Before(at) {
+			oldest, at = k, b.at
+		}
+	}
+	if len(c.bad) >= c.maxBad {
+		delete(c.bad, oldest)
 	}
 }
 
@@ -197,3 +312,12 @@ func (c *remoteCache[V]) evictLocked() {
 type statusError int
 
 func (s statusError) Error() string { return fmt.Sprintf("endpoint answered %d", int(s)) }
+
+// statusFailure classifies a provider endpoint's non-200 answer: a 4xx
+// other than 408 and 429 is final, the rest is transient.
+func statusFailure(status int) error {
+	if status >= 400 && status < 500 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests {
+		return gone{statusError(status)}
+	}
+	return statusError(status)
+}

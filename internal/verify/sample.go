@@ -28,6 +28,33 @@ type SampleInput struct {
 	// Key is the signing key, for providers that sign inside the body
 	// (Mailgun, Adyen, Microsoft Graph).
 	Key string
+	// Object names what the event is about (an order, a message, an
+	// issue): two samples with one Object are two events about one thing.
+	Object string
+	// Step picks the event: 0 is the preset's usual sample, 1 a later,
+	// distinct event about the same Object (a status change, an update),
+	// as the catalog's dedup property sends them.
+	Step int
+}
+
+// ObjectNumber is Object as a positive number, for providers whose ids
+// are numeric; EventNumber is ID as one.
+func (in SampleInput) ObjectNumber() int64 { return hexNumber(in.Object) }
+
+// EventNumber is ID as a positive number.
+func (in SampleInput) EventNumber() int64 { return hexNumber(in.ID) }
+
+func hexNumber(s string) int64 {
+	n, _ := strconv.ParseInt(s[:min(len(s), 12)], 16, 64)
+	return n + 1
+}
+
+// pick is the first event's value at Step 0, the later one's after.
+func (in SampleInput) pick(first, later string) string {
+	if in.Step > 0 {
+		return later
+	}
+	return first
 }
 
 // RFC3339 is Now as the UTC date most providers put in their events.
@@ -39,7 +66,7 @@ func (p Preset) SampleEvent(key string, now time.Time) (Sample, error) {
 	if p.NewSample == nil {
 		return Sample{}, fmt.Errorf("no sample event for provider %q", p.Name)
 	}
-	return p.NewSample(SampleInput{ID: randomHex(12), Now: now, Key: key})
+	return p.NewSample(SampleInput{ID: randomHex(12), Object: randomHex(12), Now: now, Key: key})
 }
 
 // SignSample signs a sample as the provider would for the given target URL
@@ -110,8 +137,11 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-func uuid() string {
-	u := randomHex(16)
+func uuid() string { return uuidOf(randomHex(16)) }
+
+// uuidOf spells hex (padded to 32 digits) as a UUID.
+func uuidOf(hex string) string {
+	u := (hex + "00000000000000000000000000000000")[:32]
 	return u[:8] + "-" + u[8:12] + "-" + u[12:16] + "-" + u[16:20] + "-" + u[20:]
 }
 
@@ -168,7 +198,7 @@ func (sw standardWebhooksHeaders) sample(in SampleInput) (Sample, error) {
 	if sw.prefix == "svix" {
 		header = []string{"User-Agent", svixUserAgent}
 	}
-	s, err := jsonSample(obj{"type": "user.created", "timestamp": in.RFC3339(), "data": obj{"id": "user_" + in.ID, "email": "jane@example.com"}}, header...)
+	s, err := jsonSample(obj{"type": in.pick("user.created", "user.updated"), "timestamp": in.RFC3339(), "data": obj{"id": "user_" + in.Object, "email": "jane@example.com"}}, header...)
 	s.ID = "msg_" + in.ID
 	return s, err
 }
@@ -190,20 +220,32 @@ func hubspotSample(version string) func(SampleInput) (Sample, error) {
 		if version != "" {
 			header = []string{"X-HubSpot-Signature-Version", version}
 		}
-		return jsonSample([]obj{{"eventId": in.Now.Unix(), "subscriptionId": 12345, "portalId": 62515, "appId": 1160452, "occurredAt": in.Now.UnixMilli(), "subscriptionType": "contact.creation", "attemptNumber": 0, "objectId": 123, "changeFlag": "CREATED", "changeSource": "CRM"}}, header...)
+		event := obj{"eventId": in.EventNumber(), "subscriptionId": 12345, "portalId": 62515, "appId": 1160452, "occurredAt": in.Now.UnixMilli(), "subscriptionType": "contact.creation",
+			"attemptNumber": 0, "objectId": in.ObjectNumber(), "changeFlag": "CREATED", "changeSource": "CRM"}
+		if in.Step > 0 {
+			event["subscriptionType"], event["propertyName"], event["propertyValue"] = "contact.propertyChange", "lifecyclestage", "customer"
+			delete(event, "changeFlag")
+		}
+		return jsonSample([]obj{event}, header...)
 	}
 }
 
+// postmarkSample is a click on a link of message Object; a later step is
+// another click on it (Postmark sends one webhook per click).
 func postmarkSample(in SampleInput) (Sample, error) {
-	return jsonSample(obj{"RecordType": "Delivery", "MessageID": uuid(), "Recipient": "jane@example.com", "DeliveredAt": in.RFC3339()})
+	return jsonSample(obj{"RecordType": "Click", "MessageStream": "outbound", "MessageID": uuidOf(in.Object), "Recipient": "jane@example.com", "ReceivedAt": in.RFC3339(),
+		"ClickLocation": "HTML", "Platform": "Desktop", "OriginalLink": in.pick("https://example.com/a", "https://example.com/b")})
 }
 
 // metaUserAgent is the User-Agent of Meta's webhook requests.
 const metaUserAgent = "facebookexternalua"
 
+// whatsappSample is a status update of message Object: sent, then
+// delivered (each a webhook of its own, about one message id).
 func whatsappSample(in SampleInput) (Sample, error) {
+	status := obj{"id": "wamid." + in.Object, "status": in.pick("sent", "delivered"), "timestamp": strconv.FormatInt(in.Now.Unix(), 10), "recipient_id": "16315551181"}
 	return jsonSample(obj{"object": "whatsapp_business_account", "entry": []obj{{"id": "102290129340398", "changes": []obj{{"field": "messages",
-		"value": obj{"messaging_product": "whatsapp", "messages": []obj{{"id": "wamid." + in.ID, "from": "16315551181", "timestamp": strconv.FormatInt(in.Now.Unix(), 10), "type": "text", "text": obj{"body": "hello"}}}}}}}}},
+		"value": obj{"messaging_product": "whatsapp", "metadata": obj{"display_phone_number": "15550783881", "phone_number_id": "106540352242922"}, "statuses": []obj{status}}}}}}},
 		"User-Agent", metaUserAgent)
 }
 

@@ -42,6 +42,10 @@ type Result struct {
 	// SingleUseWindow, or a captured signature could carry any body.
 	SingleUseToken  string
 	SingleUseWindow time.Duration
+	// DedupKey, when set, names this one delivery of one event by what the
+	// signature covered (SNS: the digest of the string to sign). It is the
+	// source's dedup key unless the source configures its own.
+	DedupKey string
 }
 
 // Reasons a request is refused. They are for logs and counters; the provider
@@ -57,6 +61,8 @@ var (
 // Reason names a verification error for metrics and logs.
 func Reason(err error) string {
 	switch {
+	case errors.Is(err, ErrKeyUnavailable):
+		return "key_unavailable"
 	case errors.Is(err, ErrMissingSignature):
 		return "missing_signature"
 	case errors.Is(err, ErrMalformedSignature):

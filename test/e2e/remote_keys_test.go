@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
@@ -31,7 +32,7 @@ func snsStandIn(t *testing.T) (base string, confirms *atomic.Int32) {
 			fmt.Fprintf(w, `<ConfirmSubscriptionResponse><ConfirmSubscriptionResult><SubscriptionArn>%s:e2e-sub</SubscriptionArn></ConfirmSubscriptionResult></ConfirmSubscriptionResponse>`, r.URL.Query().Get("TopicArn"))
 			return
 		}
-		der, err := base64.RawURLEncoding.DecodeString(strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/SimpleNotificationService-"), ".pem"))
+		der, err := hex.DecodeString(strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/SimpleNotificationService-"), ".pem"))
 		if err != nil {
 			http.NotFound(w, r)
 			return
@@ -71,7 +72,7 @@ func TestSNSSubscriptionAndNotification(t *testing.T) {
 	dir, port, admin := newGatewayDir(t, fmt.Sprintf("upstreams:\n  legacy:\n    url: http://%s\nsources:\n  sns:\n    path: /hooks/sns\n    provider: aws-sns\n    secrets: [%q]\n    default: [legacy]\n", up.addr, topic), up.addr)
 	g := startGateway(t, dir, port, admin)
 	ts := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
-	confirmation, err := verify.SignSNSMessage(key, map[string]string{"Type": "SubscriptionConfirmation", "MessageId": "e2e-confirm", "TopicArn": topic, "Token": "tok-1",
+	confirmation, err := verify.SignSNSMessage(key, map[string]string{"Type": "SubscriptionConfirmation", "MessageId": "3f1c2a9e-5b7d-4e21-9c3a-0d8e6f4b2a11", "TopicArn": topic, "Token": "tok-1",
 		"Message": "You have chosen to subscribe", "SubscribeURL": base + "/?Action=ConfirmSubscription&TopicArn=" + topic + "&Token=tok-1", "Timestamp": ts}, "1")
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +91,7 @@ func TestSNSSubscriptionAndNotification(t *testing.T) {
 		Body      string `json:"body"`
 	}
 	adminGet(t, g, "/hookgate/events/"+hdr.Get("Hookgate-Event-Id"), &event)
-	if !strings.HasPrefix(event.Handshake, "aws-sns SubscriptionConfirmation confirmed: "+topic+":e2e-sub") || strings.Contains(event.Body, "tok-1") {
+	if event.Handshake != "aws-sns SubscriptionConfirmation for "+topic || strings.Contains(event.Body, "tok-1") {
 		t.Fatalf("record: %+v", event)
 	}
 	var list struct {
@@ -102,7 +103,7 @@ func TestSNSSubscriptionAndNotification(t *testing.T) {
 	if len(list.Events) != 1 || list.Events[0].Handshake == "" {
 		t.Fatalf("listing: %+v", list)
 	}
-	notification, err := verify.SignSNSMessage(key, map[string]string{"Type": "Notification", "MessageId": "e2e-n1", "TopicArn": topic, "Subject": "s", "Message": "hello", "Timestamp": ts}, "2")
+	notification, err := verify.SignSNSMessage(key, map[string]string{"Type": "Notification", "MessageId": "3f1c2a9e-5b7d-4e21-9c3a-0d8e6f4b2a12", "TopicArn": topic, "Subject": "s", "Message": "hello", "Timestamp": ts}, "2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestSNSSubscriptionAndNotification(t *testing.T) {
 	}
 	waitFor(t, "the notification delivered", 10*time.Second, func() bool { return len(up.all()) >= 1 })
 	time.Sleep(300 * time.Millisecond)
-	if all := up.all(); len(all) != 1 || !strings.Contains(string(all[0].Body), "e2e-n1") {
+	if all := up.all(); len(all) != 1 || !strings.Contains(string(all[0].Body), "3f1c2a9e-5b7d-4e21-9c3a-0d8e6f4b2a12") {
 		t.Fatalf("upstream got %d requests", len(all))
 	}
 }
