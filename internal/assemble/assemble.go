@@ -75,14 +75,17 @@ func Config(cfg *config.Config) (*Parts, error) {
 		return nil, errors.Join(errs...)
 	}
 	settings := ingest.Settings{
-		Sources:         sources,
-		MaxBody:         cfg.MaxBody,
-		MaxPending:      int64(cfg.MaxPending),
-		MaxInflightBody: cfg.MaxInflightBody,
-		LogBodies:       cfg.Logging.Bodies,
-		MaskFields:      cfg.Logging.MaskFields,
-		MaskShownBodies: cfg.Inspector.MaskBodies,
-		OrderKeys:       orderKeys,
+		Sources:                 sources,
+		MaxBody:                 cfg.MaxBody,
+		MaxPending:              int64(cfg.MaxPending),
+		MaxInflightBody:         cfg.MaxInflightBody,
+		UnfinishedPerClient:     cfg.UnfinishedBodies.PerClient,
+		UnfinishedPerConnection: cfg.UnfinishedBodies.PerConnection,
+		FirstByteTimeout:        cfg.UnfinishedBodies.FirstByteTimeout,
+		LogBodies:               cfg.Logging.Bodies,
+		MaskFields:              cfg.Logging.MaskFields,
+		MaskShownBodies:         cfg.Inspector.MaskBodies,
+		OrderKeys:               orderKeys,
 	}
 	if cfg.ClaimSet {
 		settings.Claims = append([]string{}, cfg.Claim...)

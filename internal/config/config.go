@@ -40,6 +40,20 @@ const (
 	MinIPRangesRefresh = time.Minute
 )
 
+// UnfinishedBodies bounds the requests whose body has not fully arrived,
+// so that a client that opens requests (or HTTP/2 streams) and sends
+// nothing cannot hold the gateway's intake: past a cap, requests get 503.
+type UnfinishedBodies struct {
+	// PerClient bounds them per client address (0 = the default, 128).
+	PerClient int
+	// PerConnection bounds them per connection, except connections from
+	// Caddy's trusted_proxies (0 = the default, 64).
+	PerConnection int
+	// FirstByteTimeout is how long a body may take to start (0 = the
+	// default, 10s).
+	FirstByteTimeout time.Duration
+}
+
 // Pos is a position in the configuration file.
 type Pos struct {
 	Line, Col int
@@ -60,6 +74,8 @@ type Config struct {
 	// MaxInflightBody bounds the body bytes held by all requests being read
 	// at once; past it, requests get 503 (0 = the default, 256 MiB).
 	MaxInflightBody int64
+	// UnfinishedBodies bounds the requests whose body has not fully arrived.
+	UnfinishedBodies UnfinishedBodies
 	// MaxPending is the number of pending deliveries past which ingest
 	// answers 503 (0 = no bound).
 	MaxPending int
@@ -610,6 +626,14 @@ func (p *parser) root(n *yaml.Node) {
 				p.errorf(v, "max_inflight_body: want a size such as 256MiB")
 			}
 			cfg.MaxInflightBody = size
+		},
+		"unfinished_bodies": func(_, v *yaml.Node) {
+			u := &cfg.UnfinishedBodies
+			p.fields(v, "unfinished_bodies", handlers{
+				"per_client":         func(_, v *yaml.Node) { u.PerClient = p.integer(v, "unfinished_bodies.per_client", 1) },
+				"per_connection":     func(_, v *yaml.Node) { u.PerConnection = p.integer(v, "unfinished_bodies.per_connection", 1) },
+				"first_byte_timeout": func(_, v *yaml.Node) { u.FirstByteTimeout = p.duration(v, "unfinished_bodies.first_byte_timeout") },
+			})
 		},
 		"logging": func(_, v *yaml.Node) {
 			p.fields(v, "logging", handlers{

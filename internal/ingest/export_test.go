@@ -26,6 +26,13 @@ func (b *bodyBudget) Used() int64 { return b.used.Load() }
 
 func (p *Pipeline) Bodies() *BodyBudget { return p.bodies }
 
+// Unfinished counts the requests whose body has not fully arrived.
+func (p *Pipeline) Unfinished() int {
+	p.unfinished.mu.Lock()
+	defer p.unfinished.mu.Unlock()
+	return p.unfinished.total
+}
+
 func (p *Pipeline) SetBodies(b *BodyBudget) { p.bodies = b }
 
 func (p *Pipeline) SetMaxBody(n int64) { p.maxBody = n }

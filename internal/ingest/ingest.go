@@ -36,6 +36,11 @@ type Pipeline struct {
 	bodyTimeout time.Duration
 	// bodies is the budget of body bytes held by requests being read.
 	bodies *bodyBudget
+	// unfinished caps the requests whose body has not fully arrived, per
+	// client and per connection; firstByteTimeout bounds how long a body
+	// may take to start.
+	unfinished       *unfinished
+	firstByteTimeout time.Duration
 
 	store store.Store
 	log   *zap.Logger

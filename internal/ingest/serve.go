@@ -49,11 +49,12 @@ func storageFailed(what string, err error) *rejection {
 }
 
 var (
-	errMethod       = refuse(http.StatusMethodNotAllowed, "method", "method not allowed")
-	errTooLarge     = refuse(http.StatusRequestEntityTooLarge, "body_too_large", "request body too large")
-	errForged       = refuse(http.StatusUnauthorized, "", "unauthorized")
-	errNotAttached  = storageFailed("waiting for the store", errors.New("the store is not open yet"))
-	errIPNotAllowed = refuse(http.StatusForbidden, "ip_not_allowed", "forbidden")
+	errMethod        = refuse(http.StatusMethodNotAllowed, "method", "method not allowed")
+	errTooLarge      = refuse(http.StatusRequestEntityTooLarge, "body_too_large", "request body too large")
+	errForged        = refuse(http.StatusUnauthorized, "", "unauthorized")
+	errNotAttached   = storageFailed("waiting for the store", errors.New("the store is not open yet"))
+	errIPNotAllowed  = refuse(http.StatusForbidden, "ip_not_allowed", "forbidden")
+	errUnfinishedCap = refuse(http.StatusServiceUnavailable, "unfinished_bodies", "too many unfinished requests from this client, retry later")
 )
 
 // answer is what the request path decided: a rejection, a handshake's
@@ -91,18 +92,38 @@ func (p *Pipeline) serve(w http.ResponseWriter, r *http.Request, src *source) {
 		p.write(w, r, src, start, answer{rejection: rej})
 		return
 	}
-	// A body that trickles in (slowloris) may not hold a connection for
-	// longer than the provider would wait for an answer anyway.
-	if d := p.bodyTimeout; d > 0 {
-		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
-	}
-	body, reserved, err := readBody(http.MaxBytesReader(w, r.Body, p.maxBody), r.ContentLength, p.bodies)
+	body, reserved, rej := p.readBody(w, r)
 	defer p.bodies.release(reserved)
-	if err != nil {
-		p.write(w, r, src, start, answer{rejection: bodyRejection(err)})
+	if rej != nil {
+		p.write(w, r, src, start, answer{rejection: rej})
 		return
 	}
 	p.write(w, r, src, start, p.decide(r, src, body))
+}
+
+// readBody reads the request's body within the client's share of
+// unfinished requests and the deadlines: a body must start within the
+// first-byte timeout, and one that trickles in (slowloris) may not hold a
+// connection for longer than the provider would wait for an answer anyway.
+func (p *Pipeline) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int64, *rejection) {
+	client, conn := p.clientIP(r), r.RemoteAddr
+	if p.trustedProxy(r) {
+		conn = "" // a proxy's connection carries many clients
+	}
+	if !p.unfinished.enter(client, conn) {
+		return nil, 0, errUnfinishedCap
+	}
+	defer p.unfinished.leave(client, conn)
+	dl := deadlines{rc: http.NewResponseController(w), firstByte: p.firstByteTimeout}
+	if p.bodyTimeout > 0 {
+		dl.body = time.Now().Add(p.bodyTimeout)
+	}
+	dl.start()
+	body, reserved, err := readBody(http.MaxBytesReader(w, r.Body, p.maxBody), r.ContentLength, p.bodies, dl.started)
+	if err != nil {
+		return nil, reserved, bodyRejection(err)
+	}
+	return body, reserved, nil
 }
 
 // admit checks what is known before the body is read: the client may
@@ -147,6 +168,8 @@ func bodyRejection(err error) *rejection {
 		return refuse(http.StatusServiceUnavailable, "inflight_bodies", "too many requests in flight, retry later")
 	case errors.As(err, &tooLarge):
 		return errTooLarge
+	case errors.Is(err, errFirstByte):
+		return refuse(http.StatusRequestTimeout, "first_byte_timeout", "request body did not start")
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return refuse(http.StatusRequestTimeout, "body_timeout", "request body too slow")
 	}

@@ -110,6 +110,13 @@ type Settings struct {
 	// MaxInflightBody bounds the body bytes held by requests being read
 	// (DefaultInflightBodyBytes when 0).
 	MaxInflightBody int64
+	// UnfinishedPerClient and UnfinishedPerConnection bound the requests
+	// whose body has not fully arrived from one client address and on one
+	// connection (DefaultUnfinishedPerClient and …PerConnection when 0);
+	// FirstByteTimeout bounds the wait for a body's first byte
+	// (DefaultFirstByteTimeout when 0, none when negative).
+	UnfinishedPerClient, UnfinishedPerConnection int
+	FirstByteTimeout                             time.Duration
 	// LogBodies logs each event's body at DEBUG, with MaskFields and
 	// personal data masked.
 	LogBodies  bool
@@ -140,6 +147,14 @@ func New(s Settings) (*Pipeline, error) {
 	}
 	if p.bodies.limit == 0 {
 		p.bodies.limit = DefaultInflightBodyBytes
+	}
+	p.unfinished = newUnfinished(orDefault(s.UnfinishedPerClient, DefaultUnfinishedPerClient),
+		orDefault(s.UnfinishedPerConnection, DefaultUnfinishedPerConnection), DefaultUnfinishedTotal)
+	switch p.firstByteTimeout = s.FirstByteTimeout; {
+	case p.firstByteTimeout == 0:
+		p.firstByteTimeout = DefaultFirstByteTimeout
+	case p.firstByteTimeout < 0:
+		p.firstByteTimeout = 0
 	}
 	if s.LogBodies {
 		p.masker = newMasker(s.MaskFields)
@@ -230,4 +245,11 @@ func (p *Pipeline) MaskedParts(source string) (headers, bodyFields []string) {
 		}
 	}
 	return nil, nil
+}
+
+func orDefault(n, def int) int {
+	if n > 0 {
+		return n
+	}
+	return def
 }
