@@ -30,11 +30,12 @@ backup began, nothing half-written.
 
 A store is its file and the folder of body segments beside it
 (<store>.bodies), so a backup is too: <file> and <file>.bodies. The copy is
-unpacked to <file>.tmp and <file>.tmp.bodies in the same folder, synced to
-disk, checked (its length against the size the gateway announced, then
-opened read-only, walked with bbolt's consistency check, and every body read
-against its checksum), and only then renamed to <file> and <file>.bodies,
-and the folder synced. An existing <file> is kept unless --force.
+unpacked into a new folder of its own beside <file> (.hookgate-backup-*,
+0700), synced to disk, checked (its length against the size the gateway
+announced, then opened read-only, walked with bbolt's consistency check, and
+every body read against its checksum), and only then renamed to <file> and
+<file>.bodies, and the folder synced. An existing <file> is kept unless
+--force.
 
 To restore: stop the gateway, put <file> where its storage is (storage.path
 in routes.yaml, the Caddyfile's storage, or Caddy's data dir/hookgate/hookgate.db)
@@ -43,7 +44,7 @@ store is backed up with NATS instead (nats stream backup).`,
 		CobraFunc: func(cmd *cobra.Command) {
 			addAdminFlags(cmd)
 			cmd.Flags().String("to", "", "file to write the snapshot to")
-			cmd.Flags().Bool("force", false, "replace an existing file (and a <file>.tmp left by an interrupted backup)")
+			cmd.Flags().Bool("force", false, "replace an existing file")
 			cmd.RunE = runBackup
 		},
 	})
@@ -89,31 +90,18 @@ func runBackup(cmd *cobra.Command, _ []string) error {
 	return nil
 }
 
-// downloadBackup unpacks the snapshot to to+".tmp" (and its body log to
-// to+".tmp.bodies"), syncs and checks it, renames both into place and syncs
-// the folder. On any failure the temporary copy is removed and to is left
-// as it was.
+// downloadBackup unpacks the snapshot into a fresh folder of its own
+// beside to (os.MkdirTemp, 0700, so nothing in it can have been planted),
+// syncs and checks it, renames the store and its body log into place and
+// syncs the folder. On any failure the working copy is removed and to is
+// left as it was.
 func downloadBackup(c *adminClient, to string, force bool) (res backupResult, err error) {
-	tmp := to + ".tmp"
-	if force {
-		os.Remove(tmp)
-		bolt.RemoveBodyLog(tmp)
-	}
-	// Claims the name, so two backups to one file do not mix.
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600) // a backup holds bodies and secrets
-	if errors.Is(err, os.ErrExist) {
-		return res, fmt.Errorf("%s exists: another backup is writing it, or one was interrupted (--force replaces it)", tmp)
-	}
+	work, err := os.MkdirTemp(filepath.Dir(to), ".hookgate-backup-")
 	if err != nil {
 		return res, err
 	}
-	f.Close()
-	defer func() {
-		if err != nil {
-			os.Remove(tmp)
-			bolt.RemoveBodyLog(tmp)
-		}
-	}()
+	defer os.RemoveAll(work)
+	tmp := filepath.Join(work, bolt.BackupFile) // a backup holds bodies and secrets: 0600 in a 0700 folder
 
 	u := c.base + "/hookgate/backup"
 	if c.store != "" {

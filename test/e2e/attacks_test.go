@@ -1,11 +1,18 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -73,4 +80,132 @@ func postSigned(t *testing.T, g *gateway, path, header, value, body string) int 
 	}
 	status, _, _ := g.post(path, h, []byte(body))
 	return status
+}
+
+// postPadded sends n signed GitHub events of about size bytes, from
+// workers goroutines, and returns how many were ACKed; each request waits
+// at most timeout.
+func postPadded(t *testing.T, g *gateway, prefix string, n, size, workers int, timeout time.Duration) int {
+	t.Helper()
+	github := newSigner(t, "github", "gh-e2e-secret-0123456789")
+	client := &http.Client{Timeout: timeout}
+	var acked atomic.Int32
+	var wg sync.WaitGroup
+	next := atomic.Int32{}
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)); i <= n; i = int(next.Add(1)) {
+				body := []byte(fmt.Sprintf(`{"action":"opened","n":%d,"run":%q,"pad":%q}`, i, prefix, strings.Repeat("x", size)))
+				h := github.sign(t, body, "")
+				h.Set("X-GitHub-Delivery", fmt.Sprintf("%s-%d", prefix, i))
+				h.Set("Content-Type", "application/json")
+				req, _ := http.NewRequest(http.MethodPost, g.url("/webhooks/github"), bytes.NewReader(body))
+				req.Header = h
+				resp, err := client.Do(req)
+				if err != nil {
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == 200 {
+					acked.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return int(acked.Load())
+}
+
+// TestStalledBackupDoesNotStopIntake: a backup client that stops reading
+// holds no read transaction, so bbolt can still grow its map: events sent
+// meanwhile are ACKed, and the store does not balloon.
+func TestStalledBackupDoesNotStopIntake(t *testing.T) {
+	down := fmt.Sprintf("127.0.0.1:%d", freePort(t)) // deliveries stay pending
+	dir, port, admin := newGatewayDir(t, strings.Replace(routesFor(down), "max_body: 64KiB", "max_body: 1MiB", 1), down)
+	g := startGateway(t, dir, port, admin)
+	// Enough bodies that the archive outlasts the socket buffers.
+	if n := postPadded(t, g, "fill", 1200, 8<<10, 8, 30*time.Second); n != 1200 {
+		t.Fatalf("%d of 1200 events ACKed before the backup", n)
+	}
+	conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", admin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.(*net.TCPConn).SetReadBuffer(4096)
+	fmt.Fprintf(conn, "GET /hookgate/backup HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", admin)
+	head := make([]byte, 1024)
+	if _, err := io.ReadFull(conn, head); err != nil || !strings.HasPrefix(string(head), "HTTP/1.1 200") {
+		t.Fatalf("backup: %v %q", err, head[:min(len(head), 40)])
+	}
+	// The backup client now reads nothing more.
+	storeFile := filepath.Join(dir, "data", "hookgate.db")
+	sizeBefore := fileSize(t, storeFile)
+	during := envCount(t, "HOOKGATE_STALLED_BACKUP_EVENTS", 3000)
+	n := postPadded(t, g, "during", during, 8<<10, 8, 10*time.Second)
+	sizeAfter := fileSize(t, storeFile)
+	t.Logf("with a backup client stalled: %d of %d events ACKed; store file %d KiB before, %d KiB after", n, during, sizeBefore>>10, sizeAfter>>10)
+	if n != during {
+		t.Fatalf("%d of %d events ACKed while a backup client stalled", n, during)
+	}
+	if sizeAfter > sizeBefore+64<<20 {
+		t.Fatalf("store file grew from %d to %d bytes while a backup client stalled", sizeBefore, sizeAfter)
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Size()
+}
+
+// TestBackupFollowsNoPlantedLinks: names an attacker plants beside the
+// backup's target (the working copy's old names, a symlinked body folder)
+// are never written through.
+func TestBackupFollowsNoPlantedLinks(t *testing.T) {
+	up := newRecorder(t, "", nil)
+	dir, port, admin := newGatewayDir(t, routesFor(up.addr), up.addr)
+	g := startGateway(t, dir, port, admin)
+	if n := postPadded(t, g, "links", 20, 100, 2, 10*time.Second); n != 20 {
+		t.Fatalf("%d of 20 ACKed", n)
+	}
+	out := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "victim")
+	writeFile(t, victim, "precious")
+	to := filepath.Join(out, "copy.db")
+	// The working names of earlier versions, planted with links to the
+	// victim for every segment name a small store has.
+	planted := to + ".tmp.bodies"
+	if err := os.Mkdir(planted, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		os.Symlink(victim, filepath.Join(planted, fmt.Sprintf("%016x.seg", i)))
+	}
+	if res, err := g.cli("backup", "--to", to); err != nil {
+		t.Fatalf("backup: %v\n%s", err, res)
+	}
+	if got := readFile(t, victim); got != "precious" {
+		t.Fatalf("the victim file was written through a planted link: %d bytes now", len(got))
+	}
+	// A body folder that is a link is refused, not written through.
+	victimDir := t.TempDir()
+	to2 := filepath.Join(out, "copy2.db")
+	os.Symlink(victimDir, to2+".bodies")
+	if res, err := g.cli("backup", "--to", to2); err == nil {
+		t.Fatalf("backup beside a linked body folder succeeded:\n%s", res)
+	}
+	if entries, _ := os.ReadDir(victimDir); len(entries) != 0 {
+		t.Fatalf("%d files written into the linked folder", len(entries))
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(out, ".hookgate-backup-*"))
+	if len(leftovers) != 0 {
+		t.Fatalf("working copies left behind: %v", leftovers)
+	}
 }

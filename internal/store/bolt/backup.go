@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -30,11 +31,43 @@ const BackupFile = "hookgate.db"
 // before its first byte is written (Backup then writes exactly that many,
 // or fails), so a receiver can tell a complete copy from a truncated one.
 //
-// Writers go on during the copy, but pages they free are not reused until it
-// ends, and body segments that retention empties are deleted only then, so a
-// long copy under load grows the store a little; a copy that is never read
-// (w blocks) holds that transaction open. Keep w moving.
+// The archive is first written to a temporary file beside the store, at the
+// disk's speed, and only then copied to w: a reader that is slow, or
+// stalls, holds no read transaction, which would keep bbolt from growing
+// its map and stop every write. So a backup needs free space for one more
+// copy of the store while it runs; the temporary file has no name (it is
+// removed as soon as it is made) and is gone when Backup returns, or the
+// process ends.
 func (s *Store) Backup(w io.Writer, sized func(size int64)) (int64, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".hookgate-backup-*.tar")
+	if err != nil {
+		return 0, fmt.Errorf("backing up store %s: %w", s.path, err)
+	}
+	os.Remove(tmp.Name())
+	defer tmp.Close()
+	size, err := s.snapshot(tmp)
+	if err == nil {
+		_, err = tmp.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("backing up store %s: %w", s.path, err)
+	}
+	if sized != nil {
+		sized(size)
+	}
+	n, err := io.Copy(w, io.LimitReader(tmp, size))
+	if err == nil && n != size {
+		err = fmt.Errorf("sent %d bytes, announced %d", n, size)
+	}
+	if err != nil {
+		return n, fmt.Errorf("backing up store %s: %w", s.path, err)
+	}
+	return n, nil
+}
+
+// snapshot writes the archive Backup sends, in one read transaction, and
+// returns its size.
+func (s *Store) snapshot(w io.Writer) (int64, error) {
 	s.bodies.hold()
 	defer s.bodies.release()
 	cw := &countingWriter{w: w}
@@ -61,9 +94,6 @@ func (s *Store) Backup(w io.Writer, sized func(size int64)) (int64, error) {
 			size += tarEntrySize(seg.size)
 		}
 		size += 2 * tarBlock
-		if sized != nil {
-			sized(size)
-		}
 		tw := tar.NewWriter(cw)
 		now := time.Now()
 		entry := func(name string, n int64) error {
@@ -87,14 +117,11 @@ func (s *Store) Backup(w io.Writer, sized func(size int64)) (int64, error) {
 			return err
 		}
 		if cw.n != size {
-			return fmt.Errorf("wrote %d bytes, announced %d", cw.n, size)
+			return fmt.Errorf("wrote %d bytes, expected %d", cw.n, size)
 		}
 		return nil
 	})
-	if err != nil {
-		return cw.n, fmt.Errorf("backing up store %s: %w", s.path, err)
-	}
-	return cw.n, nil
+	return cw.n, err
 }
 
 const tarBlock = 512
@@ -116,11 +143,14 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 
 // Unpack writes a backup archive read from r as a store at storePath (its
 // segments under storePath+".bodies"), syncing every file and folder. It
-// refuses an archive with any other entry.
+// refuses an archive with any other entry. Nothing may be at storePath or
+// its .bodies folder yet, and no link is followed: unpack into a folder of
+// your own (os.MkdirTemp), so that nobody else can have planted a name
+// there.
 func Unpack(r io.Reader, storePath string) error {
 	dir := bodyLogDir(storePath)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return fmt.Errorf("unpacking a backup: %w", err)
 	}
 	tr := tar.NewReader(r)
 	sawStore := false
@@ -134,7 +164,7 @@ func Unpack(r io.Reader, storePath string) error {
 		}
 		var to string
 		switch name := h.Name; {
-		case name == BackupFile:
+		case name == BackupFile && !sawStore:
 			to, sawStore = storePath, true
 		case strings.HasPrefix(name, BackupFile+".bodies/") && strings.HasSuffix(name, ".seg") && !strings.Contains(name[len(BackupFile)+8:], "/"):
 			to = filepath.Join(dir, path.Base(name))
@@ -157,8 +187,10 @@ func Unpack(r io.Reader, storePath string) error {
 	return SyncDir(filepath.Dir(storePath))
 }
 
+// writeSynced writes a new file: one that exists, or is a link, is refused
+// (a segment named twice in an archive among them).
 func writeSynced(to string, r io.Reader) error {
-	f, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return err
 	}
