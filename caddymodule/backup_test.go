@@ -116,10 +116,8 @@ func TestDownloadBackup(t *testing.T) {
 			to := filepath.Join(t.TempDir(), "backup.db")
 			res, err := downloadBackup(&adminClient{base: srv.URL, store: "/var/lib/x.db"}, to, false)
 			_, statErr := os.Stat(to)
-			for _, left := range []string{to + ".tmp", to + ".tmp.bodies"} {
-				if _, err := os.Stat(left); !os.IsNotExist(err) {
-					t.Errorf("%s left behind: %v", left, err)
-				}
+			if left, _ := filepath.Glob(filepath.Join(filepath.Dir(to), ".hookgate-backup-*")); len(left) != 0 {
+				t.Errorf("working folders left behind: %v", left)
 			}
 			if tc.want == "" {
 				if err != nil || statErr != nil || res.Bytes != int64(len(good)) || res.Store != "/var/lib/x.db" || res.Events != 1 {
@@ -151,8 +149,9 @@ func TestDownloadBackup(t *testing.T) {
 		})
 	}
 
-	// A .tmp already there (another backup, or an interrupted one) is left
-	// alone unless --force.
+	// Names already beside the target (another backup's, an interrupted
+	// one's, or planted) are never touched: the working copy is a folder
+	// of its own.
 	srv := httptest.NewServer(serve(good, len(good), 200))
 	defer srv.Close()
 	c := &adminClient{base: srv.URL, store: "/var/lib/x.db"}
@@ -160,13 +159,16 @@ func TestDownloadBackup(t *testing.T) {
 	if err := os.WriteFile(to+".tmp", []byte("someone else's"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := downloadBackup(c, to, false); err == nil || !strings.Contains(err.Error(), "--force") {
-		t.Fatalf("over an existing .tmp: %v", err)
+	if _, err := downloadBackup(c, to, false); err != nil {
+		t.Fatalf("beside an existing .tmp: %v", err)
 	}
 	if got, _ := os.ReadFile(to + ".tmp"); string(got) != "someone else's" {
 		t.Fatal("the existing .tmp was touched")
 	}
 	if _, err := downloadBackup(c, to, true); err != nil {
-		t.Fatalf("--force over a stale .tmp: %v", err)
+		t.Fatalf("--force over an earlier copy: %v", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(to), ".hookgate-backup-*")); len(left) != 0 {
+		t.Fatalf("working folders left behind: %v", left)
 	}
 }
