@@ -25,7 +25,7 @@ func compileAlerts(cfg *config.Config) ([]alert.Rule, map[string]deliver.Upstrea
 		rules = append(rules, r)
 		name := alert.Upstream(a.Name)
 		upstreams[name] = deliver.Upstream{
-			Name: name, URL: a.URL, Timeout: config.DefaultTimeout, Concurrency: alertConcurrency, ExactURL: true,
+			Name: name, URL: a.URL, Timeout: config.DefaultTimeout, Concurrency: alertConcurrency, ExactURL: true, CredentialPath: true,
 			Retry: deliver.RetryPolicy{
 				MaxAttempts:     config.DefaultMaxAttempts,
 				InitialInterval: config.DefaultInitialInterval,

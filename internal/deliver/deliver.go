@@ -58,6 +58,10 @@ type Upstream struct {
 	// path and query: an alert target's URL is the whole address (and its
 	// path may be its credential, as a Slack webhook's is).
 	ExactURL bool
+	// CredentialPath marks a URL whose path is a credential (a Slack or
+	// Teams webhook's): errors, logged and stored, name only its scheme
+	// and host.
+	CredentialPath bool
 }
 
 // RetryPolicy says how failed attempts are retried.
@@ -655,7 +659,7 @@ func (l *lane) attempt(cfg Upstream, t store.Task) {
 	}
 	var retryAfter time.Duration
 	if err != nil {
-		err = redactURLError(err)
+		err = redactURLError(err, cfg.CredentialPath)
 		attempt.Error = err.Error()
 	} else {
 		attempt.Status = resp.StatusCode
@@ -874,15 +878,19 @@ func buildRequest(ctx context.Context, cfg Upstream, t store.Task, attempt int) 
 
 // redactURLError hides what a URL in a client error may carry in the
 // clear: a password and query values (tokens, API keys) of the upstream's
-// URL or of the request's own query. The error is logged and stored.
-func redactURLError(err error) error {
+// URL or of the request's own query, and the whole path and query when the
+// path is a credential. The error is logged and stored.
+func redactURLError(err error, credentialPath bool) error {
 	var urlErr *url.Error
 	if !errors.As(err, &urlErr) {
 		return err
 	}
 	u, perr := url.Parse(urlErr.URL)
 	if perr != nil {
-		return err
+		return errors.New("request failed: " + errors.Unwrap(urlErr).Error())
+	}
+	if credentialPath {
+		return &url.Error{Op: urlErr.Op, URL: u.Scheme + "://" + u.Host + "/…", Err: urlErr.Err}
 	}
 	return &url.Error{Op: urlErr.Op, URL: RedactURL(u), Err: urlErr.Err}
 }

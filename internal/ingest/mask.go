@@ -3,6 +3,7 @@ package ingest
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/hookgate/hookgate/internal/rules"
@@ -42,41 +43,46 @@ func newMasker(fields []string) *masker {
 }
 
 // Mask returns the body, read in its source's format, as it may be logged.
-func (m *masker) Mask(format string, body []byte) string {
-	return truncate(m.masked(format, body))
+// secret names the fields its scheme reads as credentials (the source's
+// SecretFields): masked whatever the configured fields are.
+func (m *masker) Mask(format string, body []byte, secret []string) string {
+	return truncate(m.masked(format, body, secret))
 }
 
 // masked is the body with personal data masked: as JSON when it parses in
 // its source's format, else as text. Bytes that are not UTF-8 are replaced,
 // so what is left can be shown as text.
-func (m *masker) masked(format string, body []byte) string {
+func (m *masker) masked(format string, body []byte, secret []string) string {
 	parsed, err := rules.ParseBody(format, body)
 	if err != nil {
+		if len(secret) > 0 {
+			return maskedValue // a credential may be anywhere in what does not parse
+		}
 		return maskText(strings.ToValidUTF8(string(body), "\uFFFD"))
 	}
-	out, err := json.Marshal(m.walk(parsed))
+	out, err := json.Marshal(m.walk(parsed, secret))
 	if err != nil {
 		return ""
 	}
 	return string(out)
 }
 
-func (m *masker) walk(v any) any {
+func (m *masker) walk(v any, secret []string) any {
 	switch t := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, val := range t {
-			if m.fields[strings.ToLower(k)] {
+			if m.fields[strings.ToLower(k)] || slices.ContainsFunc(secret, func(f string) bool { return strings.EqualFold(f, k) }) {
 				out[k] = maskedValue
 				continue
 			}
-			out[k] = m.walk(val)
+			out[k] = m.walk(val, secret)
 		}
 		return out
 	case []any:
 		out := make([]any, len(t))
 		for i, val := range t {
-			out[i] = m.walk(val)
+			out[i] = m.walk(val, secret)
 		}
 		return out
 	case string:

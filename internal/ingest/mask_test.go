@@ -17,7 +17,7 @@ import (
 
 func TestMaskedBodies(t *testing.T) {
 	m := ingest.NewMasker(nil)
-	got := m.Mask(verify.FormatJSON, []byte(`{"id":"evt_1","customer":{"email":"jane@example.com","name":"Jane Roe","note":"call +1 (415) 555-0100 or mail bob@corp.io"},"items":[{"phone":"123"}],"amount":2000}`))
+	got := m.Mask(verify.FormatJSON, []byte(`{"id":"evt_1","customer":{"email":"jane@example.com","name":"Jane Roe","note":"call +1 (415) 555-0100 or mail bob@corp.io"},"items":[{"phone":"123"}],"amount":2000}`), nil)
 	for _, secret := range []string{"jane@example.com", "Jane Roe", "555-0100", "bob@corp.io", `"123"`} {
 		if strings.Contains(got, secret) {
 			t.Errorf("%q left in %s", secret, got)
@@ -29,13 +29,13 @@ func TestMaskedBodies(t *testing.T) {
 		}
 	}
 	custom := ingest.NewMasker([]string{"Customer"})
-	if got := custom.Mask(verify.FormatJSON, []byte(`{"customer":{"x":1},"email":"a@b.co"}`)); got != `{"customer":"[masked]","email":"[masked]"}` {
+	if got := custom.Mask(verify.FormatJSON, []byte(`{"customer":{"x":1},"email":"a@b.co"}`), nil); got != `{"customer":"[masked]","email":"[masked]"}` {
 		t.Errorf("custom fields: %s", got)
 	}
-	if got := m.Mask(verify.FormatForm, []byte("From=%2B14155550100&Body=hi")); strings.Contains(got, "4155550100") {
+	if got := m.Mask(verify.FormatForm, []byte("From=%2B14155550100&Body=hi"), nil); strings.Contains(got, "4155550100") {
 		t.Errorf("form: %s", got)
 	}
-	if got := m.Mask(verify.FormatEither, []byte(strings.Repeat("x", 10000))); len(got) > ingest.MaxLoggedBody+4 {
+	if got := m.Mask(verify.FormatEither, []byte(strings.Repeat("x", 10000)), nil); len(got) > ingest.MaxLoggedBody+4 {
 		t.Errorf("body not truncated: %d", len(got))
 	}
 }
@@ -84,3 +84,15 @@ func TestLogsNeverCarrySecrets(t *testing.T) {
 }
 
 func toString(v any) string { return fmt.Sprint(v) }
+
+// A source's credential fields are masked whatever mask_fields names.
+func TestMaskSecretFields(t *testing.T) {
+	m := ingest.NewMasker([]string{"note"})
+	got := m.Mask(verify.FormatJSON, []byte(`{"value":[{"clientState":"s3cret","note":"n","ok":1}]}`), []string{"clientState"})
+	if strings.Contains(got, "s3cret") || strings.Contains(got, `"n"`) || !strings.Contains(got, `"ok":1`) {
+		t.Fatalf("masked %s", got)
+	}
+	if got := m.Mask(verify.FormatJSON, []byte(`not json s3cret`), []string{"clientState"}); strings.Contains(got, "s3cret") {
+		t.Fatalf("an unparsed body of a source with secret fields: %s", got)
+	}
+}

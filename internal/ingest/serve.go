@@ -561,7 +561,7 @@ func (p *Pipeline) accepted(w http.ResponseWriter, src *source, start time.Time,
 		zap.Int("deliveries", len(s.event.Targets)), zap.Int("bytes", len(body)))
 	if p.masker != nil {
 		if ce := p.log.Check(zap.DebugLevel, "event body"); ce != nil {
-			ce.Write(zap.String("event_id", id), zap.String("body", p.masker.Mask(src.Format, body)))
+			ce.Write(zap.String("event_id", id), zap.String("body", p.masker.Mask(src.Format, body, src.SecretFields)))
 		}
 	}
 	src.respond(w, src.Response.Status, id, "accepted")

@@ -226,13 +226,14 @@ func (p *Pipeline) ShownBody(source string, body []byte) (masked []byte, ok bool
 		return nil, false
 	}
 	format := verify.FormatEither // a source the configuration no longer has
+	var secret []string
 	for _, s := range p.sources {
 		if s.Name == source {
-			format = s.Format
+			format, secret = s.Format, s.SecretFields
 			break
 		}
 	}
-	return []byte(p.shownMasker.masked(format, body)), true
+	return []byte(p.shownMasker.masked(format, body, secret)), true
 }
 
 // MaskedParts names what must be masked when a source's stored request is

@@ -209,3 +209,73 @@ func TestBackupFollowsNoPlantedLinks(t *testing.T) {
 		t.Fatalf("working copies left behind: %v", leftovers)
 	}
 }
+
+// TestSecretsStayOutOfLogs: with bodies logged at DEBUG and mask_fields
+// naming something else, a source's credential fields (Microsoft Graph's
+// clientState, SNS's subscription URLs) are masked; an alert target whose
+// path is its credential is named by scheme and host only, in logs and in
+// the attempts the admin API shows.
+func TestSecretsStayOutOfLogs(t *testing.T) {
+	backend := newRecorder(t, "", func(int) int { return http.StatusBadRequest }) // dead at once
+	const clientState = "graph-client-state-0123456789"
+	const alertPath = "/services/T0/B0/alert-path-credential"
+	t.Setenv("ALERT_WEBHOOK_URL", fmt.Sprintf("http://127.0.0.1:%d%s", freePort(t), alertPath)) // nothing listens
+	// A literal secret would be in Caddy's own DEBUG dump of the config:
+	// docs/security.md says to use placeholders.
+	t.Setenv("GRAPH_CLIENT_STATE", clientState)
+	routes := fmt.Sprintf(`
+logging:
+  bodies: true
+  mask_fields: [note]
+upstreams:
+  legacy:
+    url: http://%s
+    retry:
+      max_attempts: 1
+sources:
+  graph:
+    path: /webhooks/graph
+    provider: microsoft-graph
+    secrets: ["{env.GRAPH_CLIENT_STATE}"]
+    default: [legacy]
+alerts:
+  - name: ops
+    to: "{env.ALERT_WEBHOOK_URL}"
+    format: slack
+    on:
+      dead: true
+`, backend.addr)
+	dir, port, admin := newGatewayDir(t, routes, backend.addr)
+	g := startGateway(t, dir, port, admin)
+	body := fmt.Sprintf(`{"value":[{"subscriptionId":"s-1","clientState":%q,"changeType":"created","resource":"Users/1/Messages/1","note":"n"}]}`, clientState)
+	if status, _, resp := g.post("/webhooks/graph", nil, []byte(body)); status != 200 {
+		t.Fatalf("graph event: %d %s", status, resp)
+	}
+	var alertEvent string
+	waitFor(t, "an attempt of the alert", 30*time.Second, func() bool {
+		_, list := g.admin(http.MethodGet, "/hookgate/events?source=hookgate-alerts")
+		events, _ := list["events"].([]any)
+		if len(events) == 0 {
+			return false
+		}
+		alertEvent = events[0].(map[string]any)["id"].(string)
+		_, ev := g.admin(http.MethodGet, "/hookgate/events/"+alertEvent)
+		ds, _ := ev["deliveries"].([]any)
+		if len(ds) != 1 {
+			return false
+		}
+		history, _ := ds[0].(map[string]any)["history"].([]any)
+		return len(history) > 0
+	})
+	_, ev := g.admin(http.MethodGet, "/hookgate/events/"+alertEvent)
+	shown, _ := json.Marshal(ev)
+	if strings.Contains(string(shown), "alert-path-credential") || !strings.Contains(string(shown), "127.0.0.1") {
+		t.Errorf("the alert's attempts show: %s", shown)
+	}
+	if log := g.log.String(); strings.Contains(log, clientState) || strings.Contains(log, "alert-path-credential") {
+		t.Errorf("a secret reached the log:\n%s", log)
+	}
+	if !strings.Contains(g.log.String(), `\"note\":\"[masked]\"`) && !strings.Contains(g.log.String(), `"note":"[masked]"`) {
+		t.Errorf("the body was not logged masked")
+	}
+}
