@@ -213,7 +213,30 @@ func validateRoutes(path string) (int, error) {
 	for _, sp := range unclaimed {
 		fmt.Printf("warning: source path %s lies outside every claimed prefix: a mistyped path near it passes to the next handler unverified (set claim: in %s)\n", sp, path)
 	}
+	for _, l := range literalSecrets(cfg) {
+		fmt.Printf("%s:%d:%d: warning: %s is a literal secret: the routes file is part of Caddy's configuration, so it shows in GET /config/ on the admin API, in autosave.json and in Caddy's DEBUG log; write {env.NAME} or {file.PATH} instead\n",
+			path, l.Pos.Line, l.Pos.Col, l.What)
+	}
 	return 0, nil
+}
+
+// literalSecrets are the credentials written out in cfg, leaving out the
+// secrets of presets whose secrets are public (public keys, SNS topics).
+func literalSecrets(cfg *config.Config) []config.Literal {
+	public := map[string]bool{}
+	for _, s := range cfg.Sources {
+		if p, ok := verify.Lookup(s.Provider); ok && s.Provider != "" && !p.SecretsConfidential() {
+			public[s.Name] = true
+		}
+	}
+	var out []config.Literal
+	for _, l := range cfg.Literals {
+		if l.Source != "" && public[l.Source] && strings.HasSuffix(l.What, ".secrets") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 func orNone(s []string) []string {

@@ -108,7 +108,7 @@ func (p *parser) alert(n *yaml.Node, what string) *Alert {
 				p.errorf(v, "%s.name: %q must be 1-32 letters, digits, - or _", what, a.Name)
 			}
 		},
-		"to": func(_, v *yaml.Node) { a.URL = p.alertURL(v, what+".to") },
+		"to": func(_, v *yaml.Node) { a.URL = p.alertURL(v, what+".to"); p.literal(v, what+".to", "") },
 		"format": func(_, v *yaml.Node) {
 			a.Format = p.str(v, what+".format")
 			if a.Format != AlertFormatJSON && a.Format != AlertFormatSlack {

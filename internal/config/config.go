@@ -54,6 +54,29 @@ type UnfinishedBodies struct {
 	FirstByteTimeout time.Duration
 }
 
+// Literal is a credential written out in the file.
+type Literal struct {
+	Pos Pos
+	// What names the key (sources.stripe.secrets, alerts[0].to).
+	What string
+	// Source is the source it belongs to, "" for none.
+	Source string
+}
+
+// hasPlaceholder reports whether a value as written takes any part of itself
+// from a placeholder ({env.X}, {file.Y}).
+func hasPlaceholder(raw string) bool {
+	i := strings.IndexByte(raw, '{')
+	return i >= 0 && strings.IndexByte(raw[i:], '}') > 0 && !strings.HasPrefix(raw, `{"`)
+}
+
+// literal notes a credential written out in the file.
+func (p *parser) literal(n *yaml.Node, what, source string) {
+	if n.Kind == yaml.ScalarNode && n.Value != "" && !hasPlaceholder(n.Value) {
+		p.cfg.Literals = append(p.cfg.Literals, Literal{Pos: pos(n), What: what, Source: source})
+	}
+}
+
 // Pos is a position in the configuration file.
 type Pos struct {
 	Line, Col int
@@ -92,6 +115,10 @@ type Config struct {
 	ClaimPos Pos
 	// AllowIPs is the allowlist of sources that set none of their own.
 	AllowIPs AllowIPs
+	// Literals are the credentials written out in the file rather than as
+	// placeholders: the file's text goes into Caddy's configuration, so
+	// they show in GET /config/, autosave.json and Caddy's DEBUG log.
+	Literals []Literal
 	// IPRanges says how the named ranges in allow_ips are kept current.
 	IPRanges IPRanges
 	// Alerts are the alert targets, in file order.
@@ -896,12 +923,15 @@ func (p *parser) source(key, n *yaml.Node) *Source {
 	p.fields(n, what, handlers{
 		"path":     func(_, v *yaml.Node) { src.Path = p.str(v, what+".path") },
 		"provider": func(_, v *yaml.Node) { src.Provider, src.ProviderPos = p.str(v, what+".provider"), pos(v) },
-		"secrets":  func(k, v *yaml.Node) { src.Secrets, src.SecretsPos = p.secrets(v, what+".secrets"), pos(k) },
+		"secrets":  func(k, v *yaml.Node) { src.Secrets, src.SecretsPos = p.secrets(v, what+".secrets", src.Name), pos(k) },
 		"learn_secret": func(k, v *yaml.Node) {
 			src.LearnUntil, src.LearnSecretPos = p.learnSecret(v, what+".learn_secret"), pos(k)
 		},
 		"tolerance":    func(_, v *yaml.Node) { src.Tolerance = p.duration(v, what+".tolerance") },
-		"verify_token": func(_, v *yaml.Node) { src.VerifyToken = p.expanded(v, what+".verify_token") },
+		"verify_token": func(_, v *yaml.Node) {
+			src.VerifyToken = p.expanded(v, what+".verify_token")
+			p.literal(v, what+".verify_token", src.Name)
+		},
 		"mode":         func(_, v *yaml.Node) { src.Mode, src.ModePos = p.mode(v, what+".mode"), pos(v) },
 		"validate":     func(k, v *yaml.Node) { src.Validate = p.validate(k, v, what+".validate") },
 		"other_mode_to": func(_, v *yaml.Node) {
@@ -915,7 +945,7 @@ func (p *parser) source(key, n *yaml.Node) *Source {
 		"response":   func(_, v *yaml.Node) { p.response(v, &src.Response, what+".response") },
 		"allow_ips":  func(k, v *yaml.Node) { src.AllowIPs = p.allowIPs(k, v, what+".allow_ips") },
 		"provider_options": func(k, v *yaml.Node) {
-			src.ProviderOptions, src.ProviderOptionsPos = p.providerOptions(v, what+".provider_options"), pos(k)
+			src.ProviderOptions, src.ProviderOptionsPos = p.providerOptions(v, what+".provider_options", src.Name), pos(k)
 		},
 	})
 	p.checkSource(key, src, what)
@@ -946,9 +976,10 @@ func (p *parser) checkSource(key *yaml.Node, src *Source, what string) {
 	}
 }
 
-func (p *parser) secrets(n *yaml.Node, what string) []string {
+func (p *parser) secrets(n *yaml.Node, what, source string) []string {
 	var out []string
 	for _, item := range p.listNodes(n, what) {
+		p.literal(item, what, source)
 		// An unset variable in a rotation slot is not an error.
 		if s := p.expanded(item, what); s != "" {
 			out = append(out, s)
@@ -959,7 +990,7 @@ func (p *parser) secrets(n *yaml.Node, what string) []string {
 
 // providerOptions reads a mapping of names to strings, placeholders
 // expanded; the preset checks the names.
-func (p *parser) providerOptions(n *yaml.Node, what string) map[string]string {
+func (p *parser) providerOptions(n *yaml.Node, what, source string) map[string]string {
 	out := map[string]string{}
 	if n.Kind != yaml.MappingNode {
 		p.errorf(n, "%s must map option names to values", what)
@@ -968,6 +999,9 @@ func (p *parser) providerOptions(n *yaml.Node, what string) map[string]string {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		name := n.Content[i].Value
 		out[name] = p.expanded(n.Content[i+1], what+"."+name)
+		if name == "secret" {
+			p.literal(n.Content[i+1], what+"."+name, source)
+		}
 	}
 	return out
 }

@@ -718,6 +718,7 @@ func init() {
 			Handshakes:     []*Handshake{snsConfirmation},
 			KeyKind:        "TopicArn (arn:aws:sns:<region>:<account>:<topic>)",
 			SecretKind:     SecretToken,
+			PublicSecrets:  true,
 			// Token and SubscribeURL confirm, UnsubscribeURL ends, a subscription.
 			SecretFields: []string{"Signature", "Token", "SubscribeURL", "UnsubscribeURL"},
 			Docs:         "https://docs.aws.amazon.com/sns/latest/dg/sns-verify-signature-of-message.html",

@@ -90,6 +90,9 @@ type Preset struct {
 	NewKeys func() (secret, signingKey string, err error) `json:"-"`
 	// Docs is the provider's documentation of the scheme.
 	Docs string `json:"docs,omitempty"`
+	// PublicSecrets marks presets whose secrets: are not secret (SNS's
+	// TopicArns), besides public keys.
+	PublicSecrets bool `json:"-"`
 	// ObjectBodies marks providers whose every event is a JSON object: any
 	// other body is refused even with a valid signature, so a handshake that
 	// MACs a token of another shape cannot sign an event (X's CRC).
@@ -304,6 +307,12 @@ func Suggest(name string) []string {
 		names[i] = p.Name
 	}
 	return closest.Names(name, names)
+}
+
+// SecretsConfidential reports whether a source's secrets must be kept
+// secret: they are not public keys, nor values such as SNS's TopicArns.
+func (p Preset) SecretsConfidential() bool {
+	return p.SecretKind != SecretPublicKey && !p.PublicSecrets
 }
 
 // Resignable reports whether the gateway can re-sign the preset's events

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -277,5 +278,59 @@ alerts:
 	}
 	if !strings.Contains(g.log.String(), `\"note\":\"[masked]\"`) && !strings.Contains(g.log.String(), `"note":"[masked]"`) {
 		t.Errorf("the body was not logged masked")
+	}
+}
+
+// TestValidateRoutesWarnsOfLiteralSecrets: a secret written out in
+// routes.yaml ends up in Caddy's configuration; validate-routes says where,
+// for each one, and says nothing of placeholders or public keys.
+func TestValidateRoutesWarnsOfLiteralSecrets(t *testing.T) {
+	dir := t.TempDir()
+	routes := filepath.Join(dir, "routes.yaml")
+	writeFile(t, routes, `upstreams:
+  u:
+    url: http://127.0.0.1:1
+sources:
+  gh:
+    path: /hooks/gh
+    provider: github
+    secrets: ["gh-literal-0123456789", "{env.HOOKGATE_TEST_GH}"]
+    default: [u]
+  sns:
+    path: /hooks/sns
+    provider: aws-sns
+    secrets: ["arn:aws:sns:us-east-1:123456789012:orders"]
+    default: [u]
+  meta:
+    path: /hooks/meta
+    provider: meta
+    secrets: ["{file./run/secrets/meta}"]
+    verify_token: plain-verify-token
+    default: [u]
+alerts:
+  - name: ops
+    to: https://hooks.slack.com/services/T0/B0/literal
+    on: {dead: true}
+`)
+	writeFile(t, filepath.Join(dir, "meta"), "meta-secret-0123456789")
+	text, _ := os.ReadFile(routes)
+	writeFile(t, routes, strings.Replace(string(text), "/run/secrets/meta", filepath.Join(dir, "meta"), 1))
+	cmd := exec.Command(binary, "validate-routes", routes)
+	cmd.Env = append(os.Environ(), "HOOKGATE_TEST_GH=gh-env-0123456789")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("validate-routes: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		routes + ":8:15: warning: source gh.secrets is a literal secret",
+		routes + ":19:19: warning: source meta.verify_token is a literal secret",
+		routes + ":23:9: warning: alerts[0].to is a literal secret",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(string(out), "literal secret"); n != 3 {
+		t.Errorf("%d warnings, want 3:\n%s", n, out)
 	}
 }

@@ -283,7 +283,7 @@ claim: [/webhooks/]
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Count(out, "warning:") != 1 {
+	if strings.Count(out, "lies outside every claimed prefix") != 1 {
 		t.Errorf("sources inside the claim were warned about:\n%s", out)
 	}
 }
