@@ -927,13 +927,13 @@ func (p *parser) source(key, n *yaml.Node) *Source {
 		"learn_secret": func(k, v *yaml.Node) {
 			src.LearnUntil, src.LearnSecretPos = p.learnSecret(v, what+".learn_secret"), pos(k)
 		},
-		"tolerance":    func(_, v *yaml.Node) { src.Tolerance = p.duration(v, what+".tolerance") },
+		"tolerance": func(_, v *yaml.Node) { src.Tolerance = p.duration(v, what+".tolerance") },
 		"verify_token": func(_, v *yaml.Node) {
 			src.VerifyToken = p.expanded(v, what+".verify_token")
 			p.literal(v, what+".verify_token", src.Name)
 		},
-		"mode":         func(_, v *yaml.Node) { src.Mode, src.ModePos = p.mode(v, what+".mode"), pos(v) },
-		"validate":     func(k, v *yaml.Node) { src.Validate = p.validate(k, v, what+".validate") },
+		"mode":     func(_, v *yaml.Node) { src.Mode, src.ModePos = p.mode(v, what+".mode"), pos(v) },
+		"validate": func(k, v *yaml.Node) { src.Validate = p.validate(k, v, what+".validate") },
 		"other_mode_to": func(_, v *yaml.Node) {
 			src.OtherModeTo, src.OtherModeToPos = p.strList(v, what+".other_mode_to"), pos(v)
 		},
