@@ -275,7 +275,9 @@ func init() {
 				Algorithm: "hmac-sha256", Header: "x-zm-signature", Prefix: "v0=", Encoding: "hex",
 				Content: "v0:{timestamp}:{body}", TimestampHeader: "x-zm-request-timestamp", Tolerance: 5 * time.Minute,
 			},
-			DedupKey:   `headers["x-zm-trackingid"]`,
+			// x-zm-trackingid is not signed, and what Zoom keeps of it
+			// across retries is not documented; the signed body, which
+			// carries event_ts, is the key.
 			Handshakes: []*Handshake{zoomURLValidation},
 			Docs:       "https://developers.zoom.us/docs/api/webhooks/#verify-webhook-events",
 			NewSample: func(in SampleInput) (Sample, error) {
@@ -580,13 +582,15 @@ func init() {
 			AlwaysSends: []string{"Content-Type", "X-CC-Webhook-Signature"},
 		},
 		Preset{
-			Name:            "contentful",
-			SignsFreshness:  true,
-			Description:     "Contentful signed requests: x-contentful-signature over method, path, signed headers and body, HMAC-SHA256 hex; ms timestamp within 30 s",
-			Build:           newContentful,
-			Bespoke:         "hmac-sha256 hex over method\\npath\\nsigned headers\\nbody (node-apps-toolkit canonical request), tolerance 30s",
-			BespokeHeaders:  []string{"x-contentful-signature", "x-contentful-signed-headers", "x-contentful-timestamp"},
-			DedupKey:        `headers["x-contentful-idempotency-key"]`,
+			Name:           "contentful",
+			SignsFreshness: true,
+			Description:    "Contentful signed requests: x-contentful-signature over method, path, signed headers and body, HMAC-SHA256 hex; ms timestamp within 30 s",
+			Build:          newContentful,
+			Bespoke:        "hmac-sha256 hex over method\\npath\\nsigned headers\\nbody (node-apps-toolkit canonical request), tolerance 30s",
+			BespokeHeaders: []string{"x-contentful-signature", "x-contentful-signed-headers", "x-contentful-timestamp"},
+			DedupKey:       `headers["x-contentful-idempotency-key"]`,
+			Unsigned: []string{"x-contentful-idempotency-key: signed only when listed in x-contentful-signed-headers; " +
+				"a capture sent again within the 30 s tolerance under another key would be delivered again"},
 			Docs:            "https://www.contentful.com/developers/docs/webhooks/request-verification/",
 			BespokeSignsURL: true,
 			Signer:          &contentful{},
@@ -721,6 +725,8 @@ func init() {
 			PublicSecrets:  true,
 			// Token and SubscribeURL confirm, UnsubscribeURL ends, a subscription.
 			SecretFields: []string{"Signature", "Token", "SubscribeURL", "UnsubscribeURL"},
+			Unsigned: []string{"SigningCertURL: fetched only as SNS's certificate file on the topic's region's SNS host, the certificate checked to be SNS's",
+				"SignatureVersion, Signature: the signature itself", "UnsubscribeURL, MessageAttributes and the x-amz-sns-* headers: never read"},
 			Docs:         "https://docs.aws.amazon.com/sns/latest/dg/sns-verify-signature-of-message.html",
 			SampleSigner: signedInBody{},
 			NewKeys:      snsKeys,
@@ -760,9 +766,9 @@ func init() {
 			SecretKind:     SecretPublicKey,
 			Docs:           "https://plaid.com/docs/api/webhooks/webhook-verification/",
 			Options: []ProviderOption{
-				{Name: "client_id", Doc: "Plaid API client_id, to fetch keys by kid"},
-				{Name: "secret", Doc: "Plaid API secret of that environment"},
-				{Name: "environment", Doc: "production (default) or sandbox: the API host keys are fetched from"},
+				{Name: "client_id", Doc: "Plaid API client_id, to fetch keys by kid", Example: "5f3e2a9c8b7d6e5f4a3b2c1d"},
+				{Name: "secret", Doc: "Plaid API secret of that environment", Example: "{env.PLAID_SECRET}"},
+				{Name: "environment", Doc: "production (default) or sandbox: the API host keys are fetched from", Example: "sandbox"},
 			},
 			SampleSigner: &plaid{},
 			NewKeys:      plaidKeys,

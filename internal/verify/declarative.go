@@ -169,6 +169,24 @@ type Declarative struct {
 	secretRaw [][]byte // secrets as configured, for {secret} and token checks
 }
 
+// SignedHeaders names the headers whose values the signature covers: those
+// the content names, and the id and timestamp headers when it signs them.
+func (d *Declarative) SignedHeaders() []string {
+	var out []string
+	for _, s := range d.content {
+		if s.kind == segHeader {
+			out = append(out, string(s.literal))
+		}
+	}
+	if d.needsID && d.spec.IDHeader != "" {
+		out = append(out, http.CanonicalHeaderKey(d.spec.IDHeader))
+	}
+	if d.needsTS && d.spec.TimestampHeader != "" {
+		out = append(out, http.CanonicalHeaderKey(d.spec.TimestampHeader))
+	}
+	return out
+}
+
 // SecretError says which configured secret a scheme cannot use, so that a
 // caller can point at the secrets rather than at the scheme.
 type SecretError struct {

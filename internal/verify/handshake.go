@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // HandshakeRequest is what a handshake looks at.
@@ -80,9 +81,16 @@ type Handshake struct {
 // reflect large content.
 const maxChallenge = 1024
 
-// xCRCToken is the shape of X's crc_token: base64 (or base64url) text, or a
-// UUID. Nothing of this shape is a JSON object.
-var xCRCToken = regexp.MustCompile(`^[A-Za-z0-9+/_=\-]{1,256}$`)
+// challengeToken is the shape of the challenges a handshake MACs with the
+// source's secret (X's crc_token, Zoom's plainToken): base64 or base64url
+// text, or a UUID. No content a scheme signs for an event has this shape.
+var challengeToken = regexp.MustCompile(`^[A-Za-z0-9+/_=\-]{1,256}$`)
+
+// echoable reports whether a challenge a handshake sends back as it came
+// is printable text of bounded length.
+func echoable(s string) bool {
+	return s != "" && len(s) <= maxChallenge && !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+}
 
 func plainText(s string) *HandshakeResponse {
 	return &HandshakeResponse{Status: http.StatusOK, ContentType: "text/plain; charset=utf-8", Body: []byte(s)}
@@ -118,7 +126,7 @@ var (
 			return nil, false
 		}
 		challenge, ok := jsonString(m["challenge"])
-		if !ok || len(challenge) > maxChallenge {
+		if !ok || !echoable(challenge) {
 			return nil, false
 		}
 		return plainText(challenge), true
@@ -134,7 +142,9 @@ var (
 		var payload struct {
 			PlainToken string `json:"plainToken"`
 		}
-		if json.Unmarshal(m["payload"], &payload) != nil || payload.PlainToken == "" || len(payload.PlainToken) > maxChallenge {
+		// The answer MACs the token as the event signature MACs
+		// "v0:{timestamp}:{body}": only tokens of Zoom's shape are answered.
+		if json.Unmarshal(m["payload"], &payload) != nil || !challengeToken.MatchString(payload.PlainToken) {
 			return nil, false
 		}
 		mac := hmac.New(sha256.New, []byte(r.Secrets[0]))
@@ -152,7 +162,7 @@ var (
 			return nil, false
 		}
 		challenge, ok := jsonString(jsonFields(r.Body)["challenge"])
-		if !ok || len(challenge) > maxChallenge {
+		if !ok || !echoable(challenge) {
 			return nil, false
 		}
 		return plainText(challenge), true
@@ -175,7 +185,7 @@ var (
 			return nil, false
 		}
 		challenge := r.Query.Get("hub.challenge")
-		if r.VerifyToken == "" || len(challenge) > maxChallenge ||
+		if r.VerifyToken == "" || !echoable(challenge) ||
 			subtle.ConstantTimeCompare([]byte(r.Query.Get("hub.verify_token")), []byte(r.VerifyToken)) != 1 {
 			return &HandshakeResponse{Status: http.StatusForbidden, ContentType: "text/plain; charset=utf-8", Body: []byte("forbidden")}, true
 		}
@@ -186,7 +196,7 @@ var (
 	// token as plain text within ten seconds.
 	graphValidation = &Handshake{Name: "microsoft graph validationToken", Unsigned: true, Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
 		token := r.Query.Get("validationToken")
-		if token == "" || len(token) > maxChallenge {
+		if !echoable(token) {
 			return nil, false
 		}
 		return plainText(token), true
@@ -203,7 +213,7 @@ var (
 	// (Preset.ObjectBodies), which no such token is.
 	xCRC = &Handshake{Name: "x crc_token", Unsigned: true, Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
 		token := r.Query.Get("crc_token")
-		if r.Method != http.MethodGet || !xCRCToken.MatchString(token) || len(r.Secrets) == 0 {
+		if r.Method != http.MethodGet || !challengeToken.MatchString(token) || len(r.Secrets) == 0 {
 			return nil, false
 		}
 		mac := hmac.New(sha256.New, []byte(r.Secrets[0]))
@@ -216,7 +226,7 @@ var (
 	// control of the endpoint and reveals nothing, so it needs no secret.
 	oktaVerification = &Handshake{Name: "okta one-time verification", Unsigned: true, Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
 		challenge := r.Header.Get("X-Okta-Verification-Challenge")
-		if r.Method != http.MethodGet || challenge == "" || len(challenge) > maxChallenge {
+		if r.Method != http.MethodGet || !echoable(challenge) {
 			return nil, false
 		}
 		return jsonResponse(map[string]string{"verification": challenge}), true

@@ -90,6 +90,10 @@ type Preset struct {
 	NewKeys func() (secret, signingKey string, err error) `json:"-"`
 	// Docs is the provider's documentation of the scheme.
 	Docs string `json:"docs,omitempty"`
+	// Unsigned names what the scheme or the preset's dedup key reads that
+	// the signature does not cover, and why that is safe; a test holds
+	// every preset to it.
+	Unsigned []string `json:"unsigned,omitempty"`
 	// PublicSecrets marks presets whose secrets: are not secret (SNS's
 	// TopicArns), besides public keys.
 	PublicSecrets bool `json:"-"`
@@ -116,6 +120,8 @@ type ProviderOption struct {
 	Name string `json:"name"`
 	// Doc says what the value is.
 	Doc string `json:"doc"`
+	// Example is a value of the right shape, for tests and listings.
+	Example string `json:"example,omitempty"`
 }
 
 // SignsURL reports whether the scheme signs the request URL, which the
