@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hookgate/hookgate/internal/verify"
 )
 
 // The attacks of docs/security.md's "Findings of the third review", each
@@ -332,5 +335,229 @@ alerts:
 	}
 	if n := strings.Count(string(out), "literal secret"); n != 3 {
 		t.Errorf("%d warnings, want 3:\n%s", n, out)
+	}
+}
+
+// TestDistinctEventsAboutOneObjectAreDelivered: Plaid, WhatsApp and
+// Postmark send several events about one item or message; each is a new
+// event, and a provider's retry of one is still a duplicate.
+func TestDistinctEventsAboutOneObjectAreDelivered(t *testing.T) {
+	up := newRecorder(t, "", nil)
+	plaidPreset, _ := verify.Lookup("plaid")
+	plaidPub, plaidKey, err := verify.GenerateKeys(plaidPreset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const appSecret = "whatsapp-app-secret-0123456789"
+	t.Setenv("E2E_PLAID_JWK", plaidPub)
+	t.Setenv("E2E_POSTMARK", "hooks:postmark-password-0123")
+	t.Setenv("E2E_WHATSAPP", appSecret)
+	routes := fmt.Sprintf(`upstreams:
+  legacy:
+    url: http://%s
+sources:
+  plaid:
+    path: /hooks/plaid
+    provider: plaid
+    secrets: ["{env.E2E_PLAID_JWK}"]
+    default: [legacy]
+  whatsapp:
+    path: /hooks/whatsapp
+    provider: whatsapp
+    secrets: ["{env.E2E_WHATSAPP}"]
+    default: [legacy]
+  postmark:
+    path: /hooks/postmark
+    provider: postmark
+    secrets: ["{env.E2E_POSTMARK}"]
+    default: [legacy]
+`, up.addr)
+	dir, port, admin := newGatewayDir(t, routes, up.addr)
+	g := startGateway(t, dir, port, admin)
+	send := func(path string, h http.Header, body []byte) (int, bool) {
+		status, hdr, _ := g.post(path, h, body)
+		return status, hdr.Get("Hookgate-Duplicate") == "true"
+	}
+	// Plaid: three updates of one item, byte for byte alike, each signed.
+	plaidBody := []byte(`{"webhook_type":"TRANSACTIONS","webhook_code":"DEFAULT_UPDATE","item_id":"item-1","new_transactions":3,"environment":"sandbox","error":null}`)
+	var firstPlaid http.Header
+	for i := range 3 {
+		h, err := verify.SignSample(plaidPreset, plaidKey, verify.Sample{Body: plaidBody, Header: http.Header{}}, g.url("/hooks/plaid"), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			firstPlaid = h
+		}
+		if status, dup := send("/hooks/plaid", h, plaidBody); status != 200 || dup {
+			t.Fatalf("plaid update %d: %d duplicate=%v", i+1, status, dup)
+		}
+	}
+	if _, dup := send("/hooks/plaid", firstPlaid, plaidBody); !dup {
+		t.Fatal("the first Plaid update sent again was not a duplicate")
+	}
+	// WhatsApp: sent, delivered, read of one message.
+	wa := newSigner(t, "whatsapp", appSecret)
+	var firstWA []byte
+	for i, status := range []string{"sent", "delivered", "read"} {
+		body := []byte(fmt.Sprintf(`{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"field":"messages","value":{"messaging_product":"whatsapp","statuses":[{"id":"wamid.HBgM1","status":%q,"timestamp":"17000000%02d","recipient_id":"16315551181"}]}}]}]}`, status, i))
+		if i == 0 {
+			firstWA = body
+		}
+		if code, dup := send("/hooks/whatsapp", wa.sign(t, body, ""), body); code != 200 || dup {
+			t.Fatalf("whatsapp %s: %d duplicate=%v", status, code, dup)
+		}
+	}
+	if _, dup := send("/hooks/whatsapp", wa.sign(t, firstWA, ""), firstWA); !dup {
+		t.Fatal("the first WhatsApp status sent again was not a duplicate")
+	}
+	// Postmark: two clicks on one message.
+	auth := http.Header{"Authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte("hooks:postmark-password-0123"))}}
+	for i, at := range []string{"2026-12-01T10:00:00Z", "2026-12-01T10:05:00Z"} {
+		body := []byte(`{"RecordType":"Click","MessageID":"883953f4-6105-42a2-a16a-77a8eac79483","ReceivedAt":"` + at + `","OriginalLink":"https://example.com"}`)
+		if code, dup := send("/hooks/postmark", auth, body); code != 200 || dup {
+			t.Fatalf("postmark click %d: %d duplicate=%v", i+1, code, dup)
+		}
+	}
+	waitFor(t, "3 + 3 + 2 events delivered", 20*time.Second, func() bool { return len(up.byEvent()) >= 8 })
+	time.Sleep(300 * time.Millisecond)
+	if n := len(up.byEvent()); n != 8 {
+		t.Fatalf("%d events delivered, want 8", n)
+	}
+}
+
+// TestKeyFetchStarvationIs503: bogus certificate URLs and kids, each of the
+// shape SNS's and Plaid's have, spend a source's fetch budget; a genuine
+// event whose key is not cached yet then gets 503 with Retry-After (the
+// provider retries), never 401 (which ends the event), and is accepted
+// once the budget refills. A certificate in use is never pushed out of the
+// cache by the misses.
+func TestKeyFetchStarvationIs503(t *testing.T) {
+	base, _ := snsStandIn(t)
+	p, _ := verify.Lookup("aws-sns")
+	topic, key, err := verify.GenerateKeys(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rotatedKey, err := verify.GenerateKeys(p) // AWS rotated its certificate
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := newRecorder(t, "", nil)
+	dir, port, admin := newGatewayDir(t, fmt.Sprintf("upstreams:\n  legacy:\n    url: http://%s\nsources:\n  sns:\n    path: /hooks/sns\n    provider: aws-sns\n    secrets: [%q]\n    default: [legacy]\n", up.addr, topic), up.addr)
+	g := startGateway(t, dir, port, admin)
+	n := 0
+	message := func(signingKey string) []byte {
+		n++
+		body, err := verify.SignSNSMessage(signingKey, map[string]string{"Type": "Notification", "MessageId": fmt.Sprintf("3f1c2a9e-5b7d-4e21-9c3a-%012d", n), "TopicArn": topic,
+			"Message": fmt.Sprintf("order %d", n), "Timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000Z")}, "2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return body
+	}
+	if status, _, _ := g.post("/hooks/sns", nil, message(key)); status != 200 {
+		t.Fatalf("genuine message: %d", status)
+	}
+	// Bogus certificate URLs of SNS's shape: each a fetch the stand-in
+	// answers with no certificate.
+	forged := func(i int) []byte {
+		var m map[string]string
+		json.Unmarshal(message(key), &m)
+		m["SigningCertURL"] = fmt.Sprintf("%s/SimpleNotificationService-%032x.pem", base, i)
+		b, _ := json.Marshal(m)
+		return b
+	}
+	statuses := map[int]int{}
+	for i := range 40 {
+		status, _, _ := g.post("/hooks/sns", nil, forged(i))
+		statuses[status]++
+	}
+	if statuses[200] != 0 || statuses[401] == 0 || statuses[503] == 0 {
+		t.Fatalf("forged certificate URLs answered %v: want 401 while the budget lasts, then 503", statuses)
+	}
+	// The cached certificate still serves.
+	if status, _, _ := g.post("/hooks/sns", nil, message(key)); status != 200 {
+		t.Fatalf("genuine message with its certificate cached, after the flood: %d", status)
+	}
+	// A rotated certificate, not cached, while the budget is spent.
+	rotated := message(rotatedKey)
+	status, hdr, _ := g.post("/hooks/sns", nil, rotated)
+	if status != 503 || hdr.Get("Retry-After") == "" {
+		t.Fatalf("genuine message with a new certificate, budget spent: %d (Retry-After %q), want 503", status, hdr.Get("Retry-After"))
+	}
+	waitFor(t, "the provider's retry accepted once the budget refills", 30*time.Second, func() bool {
+		status, _, _ := g.post("/hooks/sns", nil, rotated)
+		return status == 200
+	})
+	t.Logf("forged certificate URLs answered %v; the genuine message with a rotated certificate got 503, then 200", statuses)
+}
+
+// TestSNSFieldInjectionAndReplays: a message whose MessageId carries its
+// Subject verifies as the original under SNS's canonical string, and is
+// refused; a signed SubscriptionConfirmation sent five times is one record
+// and one confirmation; a certificate URL on a legacy S3 host named sns is
+// refused without a fetch.
+func TestSNSFieldInjectionAndReplays(t *testing.T) {
+	base, confirms := snsStandIn(t)
+	p, _ := verify.Lookup("aws-sns")
+	topic, key, err := verify.GenerateKeys(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := newRecorder(t, "", nil)
+	dir, port, admin := newGatewayDir(t, fmt.Sprintf("upstreams:\n  legacy:\n    url: http://%s\nsources:\n  sns:\n    path: /hooks/sns\n    provider: aws-sns\n    secrets: [%q]\n    default: [legacy]\n", up.addr, topic), up.addr)
+	g := startGateway(t, dir, port, admin)
+	ts := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+	orig, err := verify.SignSNSMessage(key, map[string]string{"Type": "Notification", "MessageId": "0f6a5b6e-1d4c-4c8e-9a51-7d2f0b7a1e03", "TopicArn": topic,
+		"Subject": "shipped", "Message": "order 7", "Timestamp": ts}, "2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, _, _ := g.post("/hooks/sns", nil, orig); status != 200 {
+		t.Fatalf("original: %d", status)
+	}
+	var m map[string]string
+	json.Unmarshal(orig, &m)
+	m["MessageId"] += "\nSubject\n" + m["Subject"]
+	delete(m, "Subject")
+	injected, _ := json.Marshal(m)
+	if status, _, _ := g.post("/hooks/sns", nil, injected); status != 401 {
+		t.Fatalf("injected MessageId: %d, want 401", status)
+	}
+	// Unsigned fields added to the capture make it no new event.
+	var extra map[string]any
+	json.Unmarshal(orig, &extra)
+	extra["MessageAttributes"] = map[string]any{"a": map[string]string{"Type": "String", "Value": "x"}}
+	withAttrs, _ := json.Marshal(extra)
+	if _, hdr, _ := g.post("/hooks/sns", nil, withAttrs); hdr.Get("Hookgate-Duplicate") != "true" {
+		t.Fatal("the capture with MessageAttributes added was not a duplicate")
+	}
+	token := "2336412f37fb687f5d51e6e241d09c805a5a57b30d712f794cc5f6a988666d92"
+	confirmation, err := verify.SignSNSMessage(key, map[string]string{"Type": "SubscriptionConfirmation", "MessageId": "0f6a5b6e-1d4c-4c8e-9a51-7d2f0b7a1e04", "TopicArn": topic,
+		"Token": token, "Message": "confirm", "SubscribeURL": base + "/?Action=ConfirmSubscription&TopicArn=" + topic + "&Token=" + token, "Timestamp": ts}, "2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for range 5 {
+		status, hdr, _ := g.post("/hooks/sns", nil, confirmation)
+		if status != 200 {
+			t.Fatalf("confirmation: %d", status)
+		}
+		ids[hdr.Get("Hookgate-Event-Id")] = true
+	}
+	if len(ids) != 1 || confirms.Load() != 1 {
+		t.Fatalf("five sends of one confirmation: %d records, %d confirmation GETs; want 1 and 1", len(ids), confirms.Load())
+	}
+	json.Unmarshal(orig, &m)
+	m["SigningCertURL"] = "https://sns.s3-us-west-2.amazonaws.com/SimpleNotificationService-0123456789abcdef0123456789abcdef.pem"
+	s3, _ := json.Marshal(m)
+	if status, _, _ := g.post("/hooks/sns", nil, s3); status != 401 {
+		t.Fatalf("certificate on an S3 host: %d", status)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if got := len(up.all()); got != 1 {
+		t.Fatalf("%d deliveries, want the original's 1", got)
 	}
 }

@@ -32,7 +32,11 @@ func snsStandIn(t *testing.T) (base string, confirms *atomic.Int32) {
 			fmt.Fprintf(w, `<ConfirmSubscriptionResponse><ConfirmSubscriptionResult><SubscriptionArn>%s:e2e-sub</SubscriptionArn></ConfirmSubscriptionResult></ConfirmSubscriptionResponse>`, r.URL.Query().Get("TopicArn"))
 			return
 		}
-		der, err := hex.DecodeString(strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/SimpleNotificationService-"), ".pem"))
+		name := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/SimpleNotificationService-"), ".pem")
+		der, err := hex.DecodeString(name)
+		if err != nil {
+			der, err = base64.RawURLEncoding.DecodeString(name) // as gateways before 2026-12 named them
+		}
 		if err != nil {
 			http.NotFound(w, r)
 			return
