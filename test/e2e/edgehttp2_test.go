@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -61,6 +62,11 @@ type h2Flood struct {
 	// answered holds the streams the server answered or reset.
 	answeredMu sync.Mutex
 	answered   map[uint32]bool
+	// onHeaders and onReset, when set, are told each response's status
+	// and each reset stream.
+	onHeaders func(id uint32, status int)
+	onReset   func(id uint32)
+	dec       *hpack.Decoder
 }
 
 func (f *h2Flood) answeredStreams() int {
@@ -82,7 +88,7 @@ func dialH2(t *testing.T, from, addr string) *h2Flood {
 	if _, err := io.WriteString(conn, http2.ClientPreface); err != nil {
 		t.Fatal(err)
 	}
-	f := &h2Flood{conn: conn, fr: http2.NewFramer(conn, bufio.NewReader(conn)), answered: map[uint32]bool{}}
+	f := &h2Flood{conn: conn, fr: http2.NewFramer(conn, bufio.NewReader(conn)), answered: map[uint32]bool{}, dec: hpack.NewDecoder(4096, nil)}
 	f.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1 << 20})
 	go f.readLoop()
 	return f
@@ -111,6 +117,18 @@ func (f *h2Flood) readLoop() {
 			f.answeredMu.Lock()
 			f.answered[frame.Header().StreamID] = true
 			f.answeredMu.Unlock()
+			if h, ok := fr.(*http2.HeadersFrame); ok && f.onHeaders != nil {
+				fields, _ := f.dec.DecodeFull(h.HeaderBlockFragment())
+				for _, field := range fields {
+					if field.Name == ":status" {
+						status, _ := strconv.Atoi(field.Value)
+						f.onHeaders(h.StreamID, status)
+					}
+				}
+			}
+			if r, ok := fr.(*http2.RSTStreamFrame); ok && f.onReset != nil {
+				f.onReset(r.StreamID)
+			}
 		}
 	}
 }
@@ -269,5 +287,170 @@ func TestFirstByteTimeout(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(b), "did not start") {
 		t.Fatalf("%d %q, want 408 for a body that did not start", resp.StatusCode, b)
+	}
+}
+
+// h2Client sends requests as raw HTTP/2 frames, path and headers as given,
+// several streams at a time on one connection.
+type h2Client struct {
+	*h2Flood
+	nextID   uint32
+	statusMu sync.Mutex
+	statuses map[uint32]chan int
+}
+
+func dialH2Client(t *testing.T, from, addr string) *h2Client {
+	c := &h2Client{nextID: 1, statuses: map[uint32]chan int{}}
+	c.h2Flood = dialH2(t, from, addr)
+	c.h2Flood.onHeaders = c.answered
+	c.h2Flood.onReset = func(id uint32) { c.answered(id, 0) }
+	return c
+}
+
+func (c *h2Client) answered(id uint32, status int) {
+	c.statusMu.Lock()
+	ch := c.statuses[id]
+	delete(c.statuses, id)
+	c.statusMu.Unlock()
+	if ch != nil {
+		ch <- status
+	}
+}
+
+// do sends one request, its body in two DATA frames, and returns the
+// status (0 for a reset stream).
+func (c *h2Client) do(authority, method, path string, header map[string]string, body string) int {
+	var block bytes.Buffer
+	enc := hpack.NewEncoder(&block)
+	enc.WriteField(hpack.HeaderField{Name: ":method", Value: method})
+	enc.WriteField(hpack.HeaderField{Name: ":scheme", Value: "https"})
+	enc.WriteField(hpack.HeaderField{Name: ":authority", Value: authority})
+	enc.WriteField(hpack.HeaderField{Name: ":path", Value: path})
+	for k, v := range header {
+		if k == "Transfer-Encoding" || k == "Expect" {
+			continue // connection-specific: a protocol error in HTTP/2
+		}
+		enc.WriteField(hpack.HeaderField{Name: strings.ToLower(k), Value: v})
+	}
+	ch := make(chan int, 1)
+	c.mu.Lock()
+	id := c.nextID
+	c.nextID += 2
+	c.statusMu.Lock()
+	c.statuses[id] = ch
+	c.statusMu.Unlock()
+	c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block.Bytes(), EndHeaders: true, EndStream: body == ""})
+	if body != "" {
+		half := len(body) / 2
+		c.fr.WriteData(id, false, []byte(body[:half]))
+		c.fr.WriteData(id, true, []byte(body[half:]))
+	}
+	c.mu.Unlock()
+	select {
+	case s := <-ch:
+		return s
+	case <-time.After(20 * time.Second):
+		return -1
+	}
+}
+
+// TestEdgeFuzzHTTP2 is TestEdgeFuzz over HTTP/2: random spellings of the
+// sources' paths, methods, header sets and bodies, sent as raw frames on a
+// few connections at once (paths as given, never cleaned by a client),
+// among them header-only streams and streams whose body trickles in, while
+// signed probes from another address must be served. Nothing unverified
+// reaches the upstream, nothing a backend could read as a webhook path
+// reaches the backend, and the gateway never answers 500.
+// HOOKGATE_EDGE_FUZZ_N and HOOKGATE_EDGE_FUZZ_SEED as for TestEdgeFuzz.
+func TestEdgeFuzzHTTP2(t *testing.T) {
+	n := envCount(t, "HOOKGATE_EDGE_FUZZ_N", 600)
+	seed := uint64(time.Now().UnixNano())
+	if v, err := strconv.ParseUint(os.Getenv("HOOKGATE_EDGE_FUZZ_SEED"), 10, 64); err == nil {
+		seed = v
+	}
+	t.Logf("seed %d (HOOKGATE_EDGE_FUZZ_SEED=%d replays this run), %d requests", seed, seed, n)
+	up := newRecorder(t, "", nil)
+	passthrough := newRecorder(t, "", nil)
+	g := startTLSGateway(t, routesFor(up.addr), passthrough.addr)
+	addr := fmt.Sprintf("127.0.0.1:%d", g.port)
+	client := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, ForceAttemptHTTP2: true}}
+	waitFor(t, "the site's certificate", 30*time.Second, func() bool {
+		resp, err := client.Get("https://" + addr + "/api/ready")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil
+	})
+
+	// Header-only and trickling streams held open from the attacker's address.
+	held := dialH2(t, "127.0.0.2", addr)
+	defer held.conn.Close()
+	held.open(40, addr)
+	held.trickle(20)
+
+	const workers = 4
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	var wg sync.WaitGroup
+	for w := range workers {
+		c := dialH2Client(t, "127.0.0.2", addr)
+		defer c.conn.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed+uint64(w), seed^0x9e3779b97f4a7c15))
+			for i := w; i < n; i += workers {
+				method := pick(rng, []string{"POST", "POST", "POST", "PUT", "PATCH", "GET", "HEAD", "DELETE", "OPTIONS"})
+				target := fuzzTarget(rng)
+				if !strings.HasPrefix(target, "/") {
+					target = "/" + strings.TrimPrefix(target, "http://127.0.0.1")
+				}
+				header, body := fuzzHeadersAndBody(rng)
+				status := c.do(addr, method, target, header, body)
+				mu.Lock()
+				statuses[status]++
+				mu.Unlock()
+				if status >= 500 && status != http.StatusServiceUnavailable && status != http.StatusBadGateway && status != http.StatusNotImplemented {
+					t.Errorf("request %d: %s %q answered %d", i, method, target, status)
+				}
+				if status == -1 {
+					t.Errorf("request %d: %s %q not answered", i, method, target)
+				}
+			}
+		}()
+	}
+	github := newSigner(t, "github", "gh-e2e-secret-0123456789")
+	for i := range 10 {
+		body := []byte(fmt.Sprintf(`{"action":"opened","probe":%d}`, i))
+		req, _ := http.NewRequest(http.MethodPost, "https://"+addr+"/webhooks/github", bytes.NewReader(body))
+		for k, v := range github.sign(t, body, "") {
+			req.Header[k] = v
+		}
+		req.Header.Set("X-GitHub-Delivery", fmt.Sprintf("h2-fuzz-probe-%d", i))
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("probe %d: %v", i, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("Hookgate-Event-Id") == "" {
+			t.Errorf("probe %d during the fuzz: %d", i, resp.StatusCode)
+		}
+	}
+	wg.Wait()
+	waitFor(t, "the probes delivered", 20*time.Second, func() bool { return len(up.byEvent()) >= 10 })
+	time.Sleep(300 * time.Millisecond)
+	for _, r := range up.all() {
+		if !strings.Contains(string(r.Body), `"probe"`) {
+			t.Errorf("reached the upstream without a valid signature: %s %s", r.Method, r.URI)
+		}
+	}
+	for _, r := range passthrough.all() {
+		if webhookPath(r.URI) {
+			t.Errorf("reached the backend unverified: %s %s", r.Method, r.URI)
+		}
+	}
+	t.Logf("statuses %v; %d passed through to the backend", statuses, len(passthrough.all()))
+	if len(passthrough.all()) == 0 {
+		t.Errorf("nothing passed through: the run did not exercise the passthrough")
 	}
 }
