@@ -45,10 +45,6 @@ const firstChunk = 1 << 10
 // errBodyBudget means the in-flight body budget is spent.
 var errBodyBudget = errors.New("too many request bodies in flight")
 
-// errUnfinished means the client, or its connection, already has as many
-// unfinished requests as it may.
-var errUnfinished = errors.New("too many unfinished requests from this client")
-
 // errFirstByte means a body did not start within the first-byte timeout.
 var errFirstByte = errors.New("request body did not start in time")
 

@@ -465,7 +465,7 @@ func (p *Pipeline) handshake(r *http.Request, s *source, body []byte, handshakes
 	}
 	hr := &verify.HandshakeRequest{
 		Method: r.Method, Header: r.Header, Query: r.URL.Query(), Body: body,
-		Secrets: s.Secrets, VerifyToken: s.VerifyToken, KnownSecrets: len(s.Secrets), Context: r.Context(),
+		Secrets: s.Secrets, VerifyToken: s.VerifyToken, KnownSecrets: len(s.Secrets),
 	}
 	for _, h := range handshakes {
 		resp, ok := h.Answer(hr)

@@ -29,16 +29,6 @@ type HandshakeRequest struct {
 	// not counted: the store's create-if-absent decides whether a handshake
 	// may establish it.
 	KnownSecrets int
-	// Context is the request's, for handshakes that call the provider back;
-	// nil means context.Background().
-	Context context.Context
-}
-
-func (r *HandshakeRequest) context() context.Context {
-	if r.Context == nil {
-		return context.Background()
-	}
-	return r.Context
 }
 
 // HandshakeResponse is the synchronous answer a provider requires.
