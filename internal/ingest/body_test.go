@@ -201,3 +201,16 @@ func (h halfReader) Read(p []byte) (int, error) {
 	}
 	return h.r.Read(p)
 }
+
+// An IPv6 client is counted by its /64: one host can fill its prefix with
+// addresses of its own.
+func TestClientKey(t *testing.T) {
+	for ip, want := range map[string]string{
+		"2001:db8:1:2:aaaa::1": "2001:db8:1:2::/64", "2001:db8:1:2:bbbb::7": "2001:db8:1:2::/64",
+		"192.0.2.7": "192.0.2.7", "::ffff:192.0.2.7": "::ffff:192.0.2.7", "not an address": "not an address",
+	} {
+		if got := ingest.ClientKey(ip); got != want {
+			t.Errorf("%s: %q, want %q", ip, got, want)
+		}
+	}
+}

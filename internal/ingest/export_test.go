@@ -10,6 +10,7 @@ var (
 	IsPlainPath   = isPlainPath
 	DefaultClaims = defaultClaims
 	ErrBodyBudget = errBodyBudget
+	ClientKey     = clientKey
 )
 
 const (

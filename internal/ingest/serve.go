@@ -106,7 +106,7 @@ func (p *Pipeline) serve(w http.ResponseWriter, r *http.Request, src *source) {
 // first-byte timeout, and one that trickles in (slowloris) may not hold a
 // connection for longer than the provider would wait for an answer anyway.
 func (p *Pipeline) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int64, *rejection) {
-	client, conn := p.clientIP(r), r.RemoteAddr
+	client, conn := clientKey(p.clientIP(r)), r.RemoteAddr
 	if p.trustedProxy(r) {
 		conn = "" // a proxy's connection carries many clients
 	}
@@ -124,6 +124,17 @@ func (p *Pipeline) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int
 		return nil, reserved, bodyRejection(err)
 	}
 	return body, reserved, nil
+}
+
+// clientKey is what unfinished requests are counted by: the address, or
+// for IPv6 its /64, which one host can fill with addresses of its own.
+func clientKey(ip string) string {
+	addr, err := netip.ParseAddr(ip)
+	if err != nil || !addr.Is6() || addr.Is4In6() {
+		return ip
+	}
+	prefix, _ := addr.Prefix(64)
+	return prefix.String()
 }
 
 // admit checks what is known before the body is read: the client may
