@@ -7,7 +7,7 @@ import (
 
 // Catalog returns the providers' published webhook source ranges. Only
 // providers that publish a list are here; the bundled lists are as the
-// Source page gave them on the Taken day (README, "Provider IP allowlists").
+// Source page gave them on the Taken day (docs/configuration.md, "Provider IP allowlists").
 func Catalog() []Range {
 	return []Range{
 		{

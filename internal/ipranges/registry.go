@@ -19,7 +19,7 @@ import (
 type Range struct {
 	// Name is what allow_ips entries call it.
 	Name string
-	// Source is the page that publishes the list, cited in the README.
+	// Source is the page that publishes the list, cited in docs/configuration.md.
 	Source string
 	// Taken is the day the bundled list was copied from Source (YYYY-MM-DD).
 	Taken string
