@@ -49,7 +49,11 @@ import (
 var files = []string{
 	"LICENSE",
 	"README.md",
+	"docs/configuration.md",
 	"docs/install.md",
+	"docs/operations.md",
+	"docs/providers.md",
+	"docs/security.md",
 	"examples/Caddyfile",
 	"examples/demo.env",
 	"examples/routes.yaml",
