@@ -21,6 +21,8 @@ import (
 
 func init() {
 	caddy.RegisterModule(Handler{})
+	// routes.yaml reads durations as the Caddyfile does.
+	config.DurationParser = caddy.ParseDuration
 }
 
 // Handler verifies, deduplicates and durably stores webhooks for the paths

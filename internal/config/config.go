@@ -488,6 +488,12 @@ func (p *parser) str(n *yaml.Node, what string) string {
 
 func (p *parser) expanded(n *yaml.Node, what string) string {
 	s := p.str(n, what)
+	if i := strings.Index(s, "{$"); i >= 0 {
+		name, _, _ := strings.Cut(s[i+2:], "}")
+		name, _, _ = strings.Cut(name, ":")
+		p.errorf(n, "%s: {$%s} is Caddyfile syntax, expanded only in a Caddyfile; in routes.yaml write {env.%s}", what, name, name)
+		return ""
+	}
 	// A JSON object (a JWK public key) is a value, not a placeholder.
 	if p.expand == nil || s == "" || strings.HasPrefix(s, `{"`) {
 		return s
@@ -524,7 +530,17 @@ func (p *parser) strList(n *yaml.Node, what string) []string {
 	return out
 }
 
+// duration reads a duration as caddy.Duration does: text in Caddy's units
+// ("90s", "7d12h"), or a whole number of nanoseconds (Caddy's JSON form).
 func (p *parser) duration(n *yaml.Node, what string) time.Duration {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!int" {
+		var ns int64
+		if n.Decode(&ns) != nil || ns < 0 {
+			p.errorf(n, "%s: want a duration such as 90s or 7d, or whole nanoseconds", what)
+			return 0
+		}
+		return time.Duration(ns)
+	}
 	s := p.str(n, what)
 	if s == "" {
 		return 0

@@ -211,7 +211,9 @@ func TestLoadFile(t *testing.T) {
 }
 
 func TestUnits(t *testing.T) {
-	sizes := map[string]int64{"512": 512, "64KiB": 64 << 10, "5MiB": 5 << 20, "2MB": 2e6, "1 GiB": 1 << 30, "10B": 10}
+	// Caddy's units: go-humanize sizes, as the Caddyfile reads them.
+	sizes := map[string]int64{"512": 512, "64KiB": 64 << 10, "5MiB": 5 << 20, "2MB": 2e6, "1 GiB": 1 << 30, "10B": 10,
+		"5mb": 5e6, "10M": 10e6, "1.5MiB": 3 << 19, "64kib": 64 << 10}
 	for in, want := range sizes {
 		if got, err := ParseSize(in); err != nil || got != want {
 			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
@@ -222,7 +224,8 @@ func TestUnits(t *testing.T) {
 			t.Errorf("ParseSize(%q) accepted", bad)
 		}
 	}
-	durations := map[string]time.Duration{"90s": 90 * time.Second, "7d": 7 * 24 * time.Hour, "1h30m": 90 * time.Minute}
+	durations := map[string]time.Duration{"90s": 90 * time.Second, "7d": 7 * 24 * time.Hour, "1h30m": 90 * time.Minute,
+		"7d12h": 180 * time.Hour, "1.5d": 36 * time.Hour}
 	for in, want := range durations {
 		if got, err := ParseDuration(in); err != nil || got != want {
 			t.Errorf("ParseDuration(%q) = %s, %v; want %s", in, got, err, want)
@@ -232,6 +235,29 @@ func TestUnits(t *testing.T) {
 		if _, err := ParseDuration(bad); err == nil {
 			t.Errorf("ParseDuration(%q) accepted", bad)
 		}
+	}
+}
+
+// TestUnitsInFiles: a routes file takes Caddy's units, and durations as
+// whole nanoseconds as Caddy's JSON writes them; {$X} is named as the
+// Caddyfile syntax it is.
+func TestUnitsInFiles(t *testing.T) {
+	routes := "storage:\n  retention: 7d12h\nmax_body: 1.5MiB\nmax_inflight_body: 5mb\nupstreams:\n  u:\n    url: http://x\n    timeout: 15000000000\n" +
+		"sources:\n  s:\n    path: /s\n    provider: github\n    secrets: [s-0123456789abcdef]\n    default: [u]\n"
+	cfg, err := Parse("routes.yaml", []byte(routes), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Storage.Retention != 180*time.Hour || cfg.MaxBody != 3<<19 || cfg.MaxInflightBody != 5e6 || cfg.Upstreams["u"].Timeout != 15*time.Second {
+		t.Fatalf("retention %s, max_body %d, max_inflight_body %d, timeout %s", cfg.Storage.Retention, cfg.MaxBody, cfg.MaxInflightBody, cfg.Upstreams["u"].Timeout)
+	}
+	json := `{"storage":{"retention":604800000000000},"upstreams":{"u":{"url":"http://x","timeout":"1m"}},"sources":{"s":{"path":"/s","provider":"github","secrets":["s-0123456789abcdef"],"default":["u"]}}}`
+	if cfg, err := ParseJSON("routes", []byte(json), Options{}); err != nil || cfg.Storage.Retention != 7*24*time.Hour {
+		t.Fatalf("JSON nanoseconds: %v", err)
+	}
+	_, err = Parse("routes.yaml", []byte(strings.Replace(routes, "[s-0123456789abcdef]", `["{$GH_SECRET}"]`, 1)), Options{})
+	if err == nil || !strings.Contains(err.Error(), "routes.yaml:13:15: source s.secrets: {$GH_SECRET} is Caddyfile syntax") || !strings.Contains(err.Error(), "write {env.GH_SECRET}") {
+		t.Fatalf("{$X}: %v", err)
 	}
 }
 

@@ -5,51 +5,64 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dustin/go-humanize"
 )
 
-// ParseDuration accepts Go durations ("90s", "1h30m") and whole days ("7d").
-func ParseDuration(s string) (time.Duration, error) {
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
-		if err != nil {
-			return 0, fmt.Errorf("invalid duration %q", s)
+// DurationParser reads a duration written as text. It is Caddy's
+// caddy.ParseDuration in the gateway (set by caddymodule, as this package
+// imports no Caddy), so routes.yaml reads durations as a Caddyfile does:
+// Go's units plus days ("7d12h"). The default here reads the same.
+var DurationParser = parseDays
+
+// parseDays reads Go durations with a d (24h) unit, the way
+// caddy.ParseDuration does, for tools and tests that run without the
+// gateway.
+func parseDays(s string) (time.Duration, error) {
+	inNumber, numStart := false, 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == 'd' {
+			days, err := strconv.ParseFloat(s[numStart:i], 64)
+			if err != nil {
+				return 0, err
+			}
+			s = s[:numStart] + strconv.FormatFloat(days*24, 'f', -1, 64) + "h" + s[i+1:]
+			i, inNumber = numStart, false
+			continue
 		}
-		return time.Duration(n) * 24 * time.Hour, nil
+		if !inNumber {
+			numStart = i
+		}
+		inNumber = c >= '0' && c <= '9' || c == '.' || c == '-' || c == '+'
 	}
-	d, err := time.ParseDuration(s)
+	return time.ParseDuration(s)
+}
+
+// ParseDuration reads a duration as Caddy does: Go's units and days
+// ("90s", "1h30m", "7d12h").
+func ParseDuration(s string) (time.Duration, error) {
+	d, err := DurationParser(strings.TrimSpace(s))
 	if err != nil {
-		return 0, fmt.Errorf("invalid duration %q (use units like 500ms, 30s, 5m, 2h, 7d)", s)
+		return 0, fmt.Errorf("invalid duration %q (use units like 500ms, 30s, 5m, 2h, 7d12h)", s)
 	}
 	return d, nil
 }
 
-var sizeUnits = []struct {
-	suffix string
-	factor int64
-}{
-	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30},
-	{"KB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000 * 1000 * 1000},
-	{"B", 1},
-}
+// maxSize bounds a configured size: a terabyte is not a webhook.
+const maxSize = 1 << 40
 
-// ParseSize accepts a byte count with an optional unit: 512, 64KiB, 5MiB, 2MB.
+// ParseSize reads a byte count as Caddy's Caddyfile does (go-humanize):
+// 512, 64KiB, 5MiB, 1.5MiB, 5mb, 10M (decimal units are powers of 1000).
 func ParseSize(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	factor := int64(1)
-	for _, u := range sizeUnits {
-		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
-			s, factor = strings.TrimSpace(rest), u.factor
-			break
-		}
+	n, err := humanize.ParseBytes(strings.TrimSpace(s))
+	if err != nil || n == 0 {
+		return 0, fmt.Errorf("invalid size %q (use a positive number with an optional unit: 64KiB, 5MiB, 1.5MiB, 5mb, 10M)", s)
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("invalid size %q (use a positive number with an optional unit: KiB, MiB, GiB, KB, MB, GB)", s)
-	}
-	if n > (1<<40)/factor {
+	if n > maxSize {
 		return 0, fmt.Errorf("size %q is too large", s)
 	}
-	return n * factor, nil
+	return int64(n), nil
 }
 
 // ParseRate reads "50/s", "600/m", "3600/h" or a bare number per second.
