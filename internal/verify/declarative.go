@@ -2,18 +2,9 @@ package verify
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/hmac"
-	"crypto/sha1"
-	"crypto/sha256"
-	"crypto/sha512"
-	"crypto/subtle"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"hash"
 	"io"
 	"net/http"
 	"strconv"
@@ -96,7 +87,7 @@ func CheckSharedKey(p Preset, secret string) error {
 	}
 	if p.Build == nil {
 		d, err := compileSpec(p.Spec)
-		if err != nil || (d.family != familyHMAC && d.family != familyHash) {
+		if err != nil || !d.sharedKey() {
 			return nil
 		}
 	}
@@ -137,37 +128,41 @@ type segment struct {
 	literal []byte // the text of a literal, or the name of a header
 }
 
-type family uint8
-
-const (
-	familyHMAC family = iota
-	familyHash
-	familyEd25519
-	familyECDSA
-	familyToken
-	familyBasic
-)
-
-// Declarative is a compiled Spec with its keys.
+// Declarative is a compiled Spec with its keys: the header parsed, the
+// timestamp checked and the content written here, the signature bytes made
+// and checked by its algorithm.
 type Declarative struct {
-	spec      Spec
-	family    family
-	content   []segment
-	needsTS   bool
-	needsID   bool
-	newHash   func() hash.Hash
-	sigSize   int // expected signature length, 0 when it varies
-	decode    func(string) ([]byte, error)
-	encode    func([]byte) string
-	keys      [][]byte
-	macs      []*sync.Pool // keyed MACs, one pool per secret (HMAC only)
-	publicEd  []ed25519.PublicKey
-	publicEC  []*ecdsa.PublicKey
-	tsParse   func(string) (time.Time, bool)
-	tsFormat  func(time.Time) string
-	bufs      sync.Pool
-	secretRaw [][]byte // secrets as configured, for {secret} and token checks
+	spec     Spec
+	def      algorithmDef
+	alg      algorithm
+	content  []segment
+	needsTS  bool
+	needsID  bool
+	decode   func(string) ([]byte, error)
+	encode   func([]byte) string
+	tsParse  func(string) (time.Time, bool)
+	tsFormat func(time.Time) string
+	// signedPool holds the per-request state verification reuses.
+	signedPool sync.Pool
 }
+
+// specScheme is a compiled Spec: a Declarative signature scheme, or a
+// credential check (token, basic).
+type specScheme interface {
+	Scheme
+	Signer
+	addKey(secret string) error
+	// signsFreshness reports whether the signature covers a timestamp or
+	// an id, so that a capture cannot be sent again as a new event.
+	signsFreshness() bool
+	// SignedHeaders names the headers whose values the signature covers.
+	SignedHeaders() []string
+	// sharedKey reports whether the secrets are keys a MAC or hash uses.
+	sharedKey() bool
+}
+
+func (d *Declarative) signsFreshness() bool { return d.needsTS || d.needsID }
+func (d *Declarative) sharedKey() bool      { return d.def.sharedKey }
 
 // SignedHeaders names the headers whose values the signature covers: those
 // the content names, and the id and timestamp headers when it signs them.
@@ -198,9 +193,16 @@ func (e *SecretError) Error() string { return fmt.Sprintf("secret %d: %v", e.Ind
 
 func (e *SecretError) Unwrap() error { return e.Err }
 
+// SpecScheme is a compiled declarative spec: it verifies, and signs as the
+// provider does (for `hookgate send`, re-signing and tests).
+type SpecScheme interface {
+	Scheme
+	Signer
+}
+
 // New compiles spec with the given secrets (or public keys, for asymmetric
 // algorithms).
-func New(spec Spec, secrets []string) (*Declarative, error) {
+func New(spec Spec, secrets []string) (SpecScheme, error) {
 	d, err := compileSpec(spec)
 	if err != nil {
 		return nil, err
@@ -217,19 +219,32 @@ func New(spec Spec, secrets []string) (*Declarative, error) {
 }
 
 // compileSpec checks a spec and prepares everything but the keys.
-func compileSpec(spec Spec) (*Declarative, error) {
-	d := &Declarative{spec: spec}
-	if err := d.setAlgorithm(spec); err != nil {
-		return nil, err
-	}
+func compileSpec(spec Spec) (specScheme, error) {
 	if spec.Header == "" {
 		return nil, fmt.Errorf("header is required")
+	}
+	if a := strings.ToLower(spec.Algorithm); a == "token" || a == "basic" {
+		return newCredential(spec), nil
+	}
+	return compileSignature(spec)
+}
+
+// compileSignature prepares a signature scheme from a spec.
+func compileSignature(spec Spec) (*Declarative, error) {
+	def, err := lookupAlgorithm(spec.Algorithm)
+	if err != nil {
+		return nil, err
+	}
+	d := &Declarative{spec: spec, def: def}
+	if err := d.setEncoding(spec.Encoding); err != nil {
+		return nil, err
 	}
 	if spec.Format == "" {
 		d.spec.Format = FormatEither
 	} else if err := CheckFormat(spec.Format); err != nil {
 		return nil, err
 	}
+	d.alg = def.new(d.spec.Format)
 	if spec.SignatureKey == "" && spec.TimestampKey != "" {
 		return nil, fmt.Errorf("timestamp_key needs signature_key (key=value pairs)")
 	}
@@ -249,7 +264,7 @@ func compileSpec(spec Spec) (*Declarative, error) {
 		case segID:
 			d.needsID = true
 		case segSecret:
-			if d.family != familyHash {
+			if !def.signsSecret {
 				return nil, fmt.Errorf("content uses {secret}, which only hash-sha256 signs")
 			}
 		}
@@ -267,39 +282,13 @@ func compileSpec(spec Spec) (*Declarative, error) {
 	if err := d.setTimestampUnit(spec.TimestampUnit); err != nil {
 		return nil, err
 	}
-	d.bufs.New = func() any { return new(bytes.Buffer) }
+	d.signedPool.New = func() any { return &signed{d: d} }
 	return d, nil
 }
 
-// setAlgorithm picks the signature family, its hash and the encoding.
-func (d *Declarative) setAlgorithm(spec Spec) error {
-	switch strings.ToLower(spec.Algorithm) {
-	case "hmac-sha256", "sha256", "":
-		d.family, d.newHash = familyHMAC, sha256.New
-	case "hmac-sha1", "sha1":
-		d.family, d.newHash = familyHMAC, sha1.New
-	case "hmac-sha512", "sha512":
-		d.family, d.newHash = familyHMAC, sha512.New
-	case "hash-sha256":
-		d.family, d.newHash = familyHash, sha256.New
-	case "ed25519":
-		d.family = familyEd25519
-	case "ecdsa-p256-sha256":
-		d.family = familyECDSA
-	case "token":
-		d.family = familyToken
-	case "basic":
-		d.family = familyBasic
-	default:
-		return fmt.Errorf("unknown algorithm %q (use hmac-sha1, hmac-sha256, hmac-sha512, hash-sha256, ed25519, ecdsa-p256-sha256, token or basic)", spec.Algorithm)
-	}
-	switch {
-	case d.newHash != nil:
-		d.sigSize = d.newHash().Size()
-	case d.family == familyEd25519:
-		d.sigSize = ed25519.SignatureSize
-	}
-	switch spec.Encoding {
+// setEncoding picks how signature bytes are written in the header.
+func (d *Declarative) setEncoding(encoding string) error {
+	switch encoding {
 	case "hex", "":
 		d.decode, d.encode = hex.DecodeString, hex.EncodeToString
 	case "base64":
@@ -307,7 +296,7 @@ func (d *Declarative) setAlgorithm(spec Spec) error {
 	case "base64url":
 		d.decode, d.encode = decodeBase64URL, base64.URLEncoding.EncodeToString
 	default:
-		return fmt.Errorf("unknown encoding %q (use hex, base64 or base64url)", spec.Encoding)
+		return fmt.Errorf("unknown encoding %q (use hex, base64 or base64url)", encoding)
 	}
 	return nil
 }
@@ -333,45 +322,7 @@ func (d *Declarative) setTimestampUnit(unit string) error {
 	return nil
 }
 
-func (d *Declarative) addKey(secret string) error {
-	d.secretRaw = append(d.secretRaw, []byte(secret))
-	switch d.family {
-	case familyToken, familyBasic, familyHash:
-		return nil
-	case familyEd25519:
-		key, err := DecodeSecret(d.spec.SecretEncoding, secret)
-		if err != nil {
-			return err
-		}
-		if len(key) != ed25519.PublicKeySize {
-			return fmt.Errorf("an Ed25519 public key has %d bytes, got %d", ed25519.PublicKeySize, len(key))
-		}
-		d.publicEd = append(d.publicEd, ed25519.PublicKey(key))
-		return nil
-	case familyECDSA:
-		der, err := DecodeSecret(d.spec.SecretEncoding, secret)
-		if err != nil {
-			return err
-		}
-		pub, err := x509.ParsePKIXPublicKey(der)
-		if err != nil {
-			return fmt.Errorf("not a DER public key: %v", err)
-		}
-		ec, ok := pub.(*ecdsa.PublicKey)
-		if !ok {
-			return fmt.Errorf("not an ECDSA public key")
-		}
-		d.publicEC = append(d.publicEC, ec)
-		return nil
-	}
-	key, err := DecodeSecret(d.spec.SecretEncoding, secret)
-	if err != nil {
-		return err
-	}
-	d.keys = append(d.keys, key)
-	d.macs = append(d.macs, &sync.Pool{New: func() any { return hmac.New(d.newHash, key) }})
-	return nil
-}
+func (d *Declarative) addKey(secret string) error { return d.alg.addKey(secret, d.spec.SecretEncoding) }
 
 func parseUnix(perSecond int64) func(string) (time.Time, bool) {
 	return func(s string) (time.Time, bool) {
@@ -473,13 +424,6 @@ func parseTemplate(t string) ([]segment, error) {
 	return segs, nil
 }
 
-// parsed is what a signature header yields.
-type parsed struct {
-	candidates [maxCandidates][]byte
-	n          int
-	timestamp  string
-}
-
 // Verify implements Scheme; the signature is the whole verdict.
 func (d *Declarative) Verify(r *Request) (Result, error) { return Result{}, d.check(r) }
 
@@ -488,140 +432,46 @@ func (d *Declarative) check(r *Request) error {
 	if len(values) == 0 || (len(values) == 1 && strings.TrimSpace(values[0]) == "") {
 		return ErrMissingSignature
 	}
-	switch d.family {
-	case familyToken:
-		return d.verifyToken(values)
-	case familyBasic:
-		return d.verifyBasic(values)
-	}
-	var p parsed
-	if err := d.parseHeader(values, &p); err != nil {
+	sg := d.signedPool.Get().(*signed)
+	defer d.release(sg)
+	if err := d.parseHeader(values, sg); err != nil {
 		return err
 	}
-	ts := p.timestamp
+	sg.r, sg.ts = r, sg.timestamp
 	if d.spec.TimestampHeader != "" {
-		ts = r.Header.Get(d.spec.TimestampHeader)
+		sg.ts = r.Header.Get(d.spec.TimestampHeader)
 	}
 	if d.needsTS || d.spec.Tolerance > 0 {
-		if err := d.checkTimestamp(ts, r.Now); err != nil {
+		if err := d.checkTimestamp(sg.ts, r.Now); err != nil {
 			return err
 		}
 	}
-	id := ""
 	if d.needsID {
-		id = r.Header.Get(d.spec.IDHeader)
-		if id == "" {
+		sg.id = r.Header.Get(d.spec.IDHeader)
+		if sg.id == "" {
 			return ErrMalformedSignature
 		}
 	}
-	if d.family == familyHMAC {
-		return d.verifyHMAC(r, ts, id, &p)
+	if !d.alg.verify(sg) {
+		return ErrInvalidSignature
 	}
-	buf := d.bufs.Get().(*bytes.Buffer)
-	defer d.bufs.Put(buf)
-	buf.Reset()
-	switch d.family {
-	case familyHash:
-		var sum [sha256.Size]byte
-		for _, secret := range d.secretRaw {
-			buf.Reset()
-			d.writeContent(buf, r, ts, id, secret)
-			sum = sha256.Sum256(buf.Bytes())
-			for _, c := range p.candidates[:p.n] {
-				if hmac.Equal(sum[:], c) {
-					return d.checkHashedBody(r.Body)
-				}
-			}
-		}
-	case familyEd25519:
-		d.writeContent(buf, r, ts, id, nil)
-		for _, key := range d.publicEd {
-			for _, c := range p.candidates[:p.n] {
-				if ed25519.Verify(key, buf.Bytes(), c) {
-					return nil
-				}
-			}
-		}
-	case familyECDSA:
-		d.writeContent(buf, r, ts, id, nil)
-		digest := sha256.Sum256(buf.Bytes())
-		for _, key := range d.publicEC {
-			for _, c := range p.candidates[:p.n] {
-				if ecdsa.VerifyASN1(key, digest[:], c) {
-					return nil
-				}
-			}
-		}
+	if d.def.checkBody != nil {
+		return d.def.checkBody(d.spec.Format, r.Body)
 	}
-	return ErrInvalidSignature
+	return nil
 }
 
-// checkHashedBody guards a plain hash of {secret}…{body} against SHA-256
-// length extension: from one captured digest anyone can compute the digest
-// of the same content plus padding plus data of their choosing. The padding
-// holds 0x80 and zero bytes, so a body that is wholly one value of the
-// provider's format cannot carry it. An empty body has nothing appended.
-func (d *Declarative) checkHashedBody(body []byte) error {
-	if len(body) == 0 || WellFormed(d.spec.Format, body) {
-		return nil
+// release returns a signed to the pool, keeping nothing of its request.
+func (d *Declarative) release(sg *signed) {
+	sg.r, sg.ts, sg.id, sg.timestamp, sg.n = nil, "", "", "", 0
+	clear(sg.sigs[:])
+	if sg.buf.Cap() > 64<<10 {
+		sg.buf = bytes.Buffer{} // a large body's content is not kept
 	}
-	return ErrInvalidSignature
+	d.signedPool.Put(sg)
 }
 
-func (d *Declarative) verifyHMAC(r *Request, ts, id string, p *parsed) error {
-	var sum [sha512.Size]byte
-	for _, pool := range d.macs {
-		mac := pool.Get().(hash.Hash)
-		mac.Reset()
-		d.writeContent(mac, r, ts, id, nil)
-		digest := mac.Sum(sum[:0])
-		pool.Put(mac)
-		for _, c := range p.candidates[:p.n] {
-			if hmac.Equal(digest, c) {
-				return nil
-			}
-		}
-	}
-	return ErrInvalidSignature
-}
-
-// verifyToken compares the header, less its prefix, with each secret.
-func (d *Declarative) verifyToken(values []string) error {
-	got, ok := strings.CutPrefix(strings.TrimSpace(values[0]), d.spec.Prefix)
-	if !ok || len(values) > 1 {
-		return ErrMalformedSignature
-	}
-	match := 0
-	for _, s := range d.secretRaw {
-		match |= subtle.ConstantTimeCompare([]byte(got), s)
-	}
-	if match == 1 {
-		return nil
-	}
-	return ErrInvalidSignature
-}
-
-// verifyBasic checks HTTP basic credentials against "user:password" secrets.
-func (d *Declarative) verifyBasic(values []string) error {
-	encoded, ok := strings.CutPrefix(strings.TrimSpace(values[0]), "Basic ")
-	if !ok || len(values) > 1 {
-		return ErrMalformedSignature
-	}
-	creds, err := base64.StdEncoding.DecodeString(encoded)
-	if err != nil {
-		return ErrMalformedSignature
-	}
-	match := 0
-	for _, s := range d.secretRaw {
-		match |= subtle.ConstantTimeCompare(creds, s)
-	}
-	if match == 1 {
-		return nil
-	}
-	return ErrInvalidSignature
-}
-
-func (d *Declarative) parseHeader(values []string, p *parsed) error {
+func (d *Declarative) parseHeader(values []string, p *signed) error {
 	for _, v := range values {
 		if d.spec.SignatureKey != "" {
 			sep := d.spec.PairSeparator
@@ -659,8 +509,8 @@ func (d *Declarative) parseHeader(values []string, p *parsed) error {
 	return nil
 }
 
-func (d *Declarative) addCandidate(p *parsed, v string) {
-	if p.n == maxCandidates || (p.n == maxAsymmetricCandidates && (d.family == familyEd25519 || d.family == familyECDSA)) {
+func (d *Declarative) addCandidate(p *signed, v string) {
+	if p.n == d.def.maxCandidates {
 		return
 	}
 	if d.spec.Prefix != "" {
@@ -671,10 +521,10 @@ func (d *Declarative) addCandidate(p *parsed, v string) {
 		v = rest
 	}
 	sig, err := d.decode(v)
-	if err != nil || (d.sigSize > 0 && len(sig) != d.sigSize) || len(sig) == 0 {
+	if err != nil || (d.def.sigSize > 0 && len(sig) != d.def.sigSize) || len(sig) == 0 {
 		return
 	}
-	p.candidates[p.n] = sig
+	p.sigs[p.n] = sig
 	p.n++
 }
 
@@ -740,55 +590,21 @@ type Message struct {
 // secret encoding, whsk_ for Standard Webhooks; a base64 PKCS#8 ECDSA key).
 // It is the inverse of Verify, used by `hookgate send` and by tests.
 func (d *Declarative) Sign(key string, msg Message) (http.Header, error) {
-	out := http.Header{}
-	switch d.family {
-	case familyToken:
-		out.Set(d.spec.Header, d.spec.Prefix+key)
-		return out, nil
-	case familyBasic:
-		out.Set(d.spec.Header, "Basic "+base64.StdEncoding.EncodeToString([]byte(key)))
-		return out, nil
-	}
 	ts := d.tsFormat(msg.Time)
 	req := &Request{Body: msg.Body, Method: msg.Method, URL: msg.URL, Header: msg.Header}
 	if req.Header == nil {
 		req.Header = http.Header{}
 	}
-	var content bytes.Buffer
-	d.writeContent(&content, req, ts, msg.ID, []byte(key))
-	var sig []byte
-	switch d.family {
-	case familyHMAC:
-		k, err := DecodeSecret(d.spec.SecretEncoding, key)
-		if err != nil {
-			return nil, err
-		}
-		mac := hmac.New(d.newHash, k)
-		mac.Write(content.Bytes())
-		sig = mac.Sum(nil)
-	case familyHash:
-		if err := d.checkHashedBody(msg.Body); err != nil {
-			return nil, fmt.Errorf("hash-sha256 signs only a body that is wholly %s", d.spec.Format)
-		}
-		s := sha256.Sum256(content.Bytes())
-		sig = s[:]
-	case familyEd25519:
-		priv, err := ed25519PrivateKey(key)
-		if err != nil {
-			return nil, err
-		}
-		sig = ed25519.Sign(priv, content.Bytes())
-	case familyECDSA:
-		priv, err := ecdsaPrivateKey(key)
-		if err != nil {
-			return nil, err
-		}
-		digest := sha256.Sum256(content.Bytes())
-		sig, err = ecdsa.SignASN1(nil, priv, digest[:])
-		if err != nil {
+	if d.def.checkBody != nil {
+		if err := d.def.checkBody(d.spec.Format, msg.Body); err != nil {
 			return nil, err
 		}
 	}
+	sig, err := d.alg.sign(key, d.spec.SecretEncoding, &signed{d: d, r: req, ts: ts, id: msg.ID})
+	if err != nil {
+		return nil, err
+	}
+	out := http.Header{}
 	value := d.spec.Prefix + d.encode(sig)
 	if d.spec.SignatureKey != "" {
 		sep := d.spec.PairSeparator
@@ -808,36 +624,4 @@ func (d *Declarative) Sign(key string, msg Message) (http.Header, error) {
 		out.Set(d.spec.IDHeader, msg.ID)
 	}
 	return out, nil
-}
-
-// ed25519PrivateKey reads a 32-byte seed or 64-byte key, as hex, base64 or
-// whsk_ base64.
-func ed25519PrivateKey(s string) (ed25519.PrivateKey, error) {
-	var raw []byte
-	if b, err := hex.DecodeString(s); err == nil {
-		raw = b
-	} else if b, err := decodeBase64(strings.TrimPrefix(s, "whsk_")); err == nil {
-		raw = b
-	}
-	switch len(raw) {
-	case ed25519.SeedSize:
-		return ed25519.NewKeyFromSeed(raw), nil
-	case ed25519.PrivateKeySize:
-		return ed25519.PrivateKey(raw), nil
-	}
-	return nil, fmt.Errorf("not an Ed25519 private key (a 32-byte seed or 64-byte key, hex or base64)")
-}
-
-// ecdsaPrivateKey reads a base64 PKCS#8 or SEC 1 DER key.
-func ecdsaPrivateKey(s string) (*ecdsa.PrivateKey, error) {
-	der, err := decodeBase64(s)
-	if err != nil {
-		return nil, fmt.Errorf("not a base64 DER private key")
-	}
-	if k, err := x509.ParsePKCS8PrivateKey(der); err == nil {
-		if ec, ok := k.(*ecdsa.PrivateKey); ok {
-			return ec, nil
-		}
-	}
-	return x509.ParseECPrivateKey(der)
 }

@@ -149,7 +149,7 @@ func TestHashSchemesRefuseLengthExtension(t *testing.T) {
 	customEither, _ := New(Spec{Algorithm: "hash-sha256", Header: "X-Sig", Content: "{secret}{body}"}, []string{secret})
 	cases := []struct {
 		name   string
-		scheme *Declarative
+		scheme SpecScheme
 		prefix string // what precedes the body in the hashed content, secret included
 		body   string
 	}{
@@ -162,7 +162,7 @@ func TestHashSchemesRefuseLengthExtension(t *testing.T) {
 	extra := []byte(`&amount=999999,{"id":"evt_2","amount":999999}`)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			header := c.scheme.spec.Header
+			header := c.scheme.(*Declarative).spec.Header
 			msg := Message{Body: []byte(c.body), Method: "POST", URL: target}
 			h, err := c.scheme.Sign(secret, msg)
 			if err != nil {

@@ -340,7 +340,7 @@ func (p Preset) Replayable() bool {
 	if err != nil {
 		return false
 	}
-	return !d.needsTS && !d.needsID
+	return !d.signsFreshness()
 }
 
 // SecretKind is what a scheme does with its configured secrets.

@@ -122,13 +122,19 @@ type signedInBody struct{}
 
 func (signedInBody) Sign(string, Message) (http.Header, error) { return http.Header{}, nil }
 
-// mustSigner compiles a spec with no keys: enough to sign with a given key.
-func mustSigner(spec Spec) *Declarative {
-	d, err := compileSpec(spec)
+// mustSigner signs as spec does, with whatever key it is given. It compiles
+// the spec when it signs, not when the catalog is built, so the catalog
+// does not depend on the order in which algorithms register.
+func mustSigner(spec Spec) Signer { return specSigner{spec} }
+
+type specSigner struct{ spec Spec }
+
+func (s specSigner) Sign(key string, msg Message) (http.Header, error) {
+	d, err := compileSpec(s.spec)
 	if err != nil {
-		panic(err)
+		return nil, err
 	}
-	return d
+	return d.Sign(key, msg)
 }
 
 func randomHex(n int) string {
@@ -185,7 +191,7 @@ func (ss sampleSigners) Sign(key string, msg Message) (http.Header, error) {
 
 // Samples shared by several presets.
 
-// standardWebhooksHeaders is the sample of the Standard Webhooks family,
+// standardWebhooksHeaders is the sample of the Standard Webhooks schemes,
 // whose headers carry a prefix: "webhook", or "svix" for Svix and the
 // providers that send through it (Clerk, Resend).
 type standardWebhooksHeaders struct{ prefix string }

@@ -35,7 +35,7 @@ func loadVectors(t *testing.T) []vector {
 	return all
 }
 
-func mustScheme(t *testing.T, preset string, secrets ...string) *Declarative {
+func mustScheme(t *testing.T, preset string, secrets ...string) SpecScheme {
 	t.Helper()
 	p, ok := Lookup(preset)
 	if !ok {
@@ -331,7 +331,7 @@ func TestVerifyReturnsSingleUseToken(t *testing.T) {
 		t.Fatalf("stale: %+v, %v", res, err)
 	}
 	gh := compilePreset(t, "github", "s")
-	h, _ := gh.(*Declarative).Sign("s", Message{Body: []byte("{}")})
+	h, _ := gh.(SpecScheme).Sign("s", Message{Body: []byte("{}")})
 	if res, err := gh.Verify(&Request{Body: []byte("{}"), Header: h, Now: now}); err != nil || res != (Result{}) {
 		t.Fatalf("github: %+v, %v", res, err)
 	}

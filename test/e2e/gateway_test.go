@@ -322,7 +322,7 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 
 // signer signs bodies the way a provider does.
 type signer struct {
-	scheme *verify.Declarative
+	scheme verify.SpecScheme
 	secret string
 }
 
