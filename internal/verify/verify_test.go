@@ -1,7 +1,12 @@
 package verify
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"net/http"
 	"os"
@@ -334,5 +339,42 @@ func TestVerifyReturnsSingleUseToken(t *testing.T) {
 	h, _ := gh.(SpecScheme).Sign("s", Message{Body: []byte("{}")})
 	if res, err := gh.Verify(&Request{Body: []byte("{}"), Header: h, Now: now}); err != nil || res != (Result{}) {
 		t.Fatalf("github: %+v, %v", res, err)
+	}
+}
+
+// TestRSASignatures: rsa-sha256 is one registered algorithm: a declared
+// scheme with it verifies what its private key signed, and nothing else.
+func TestRSASignatures(t *testing.T) {
+	priv, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pubDER, _ := x509.MarshalPKIXPublicKey(&priv.PublicKey)
+	pubPEM := string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER}))
+	privDER, _ := x509.MarshalPKCS8PrivateKey(priv)
+	spec := Spec{Algorithm: "rsa-sha256", Header: "X-Signature", Encoding: "base64", Content: "{timestamp}.{body}", TimestampHeader: "X-Timestamp", Tolerance: 5 * time.Minute}
+	now := time.Now()
+	for _, secret := range []string{pubPEM, base64.StdEncoding.EncodeToString(pubDER)} {
+		s, err := New(Spec{Algorithm: spec.Algorithm, Header: spec.Header, Encoding: spec.Encoding, Content: spec.Content, TimestampHeader: spec.TimestampHeader,
+			Tolerance: spec.Tolerance, SecretEncoding: "der-base64"}, []string{secret})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := []byte(`{"id":"evt_1"}`)
+		h, err := s.Sign(base64.StdEncoding.EncodeToString(privDER), Message{Body: body, Time: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Verify(&Request{Body: body, Header: h, Now: now}); err != nil {
+			t.Fatalf("own signature: %v", err)
+		}
+		if _, err := s.Verify(&Request{Body: []byte(`{"id":"evt_2"}`), Header: h, Now: now}); !errors.Is(err, ErrInvalidSignature) {
+			t.Fatalf("changed body: %v", err)
+		}
+	}
+	small, _ := rsa.GenerateKey(rand.Reader, 1024)
+	smallDER, _ := x509.MarshalPKIXPublicKey(&small.PublicKey)
+	if _, err := New(Spec{Algorithm: "rsa-sha256", Header: "X-Signature", SecretEncoding: "der-base64"}, []string{base64.StdEncoding.EncodeToString(smallDER)}); err == nil {
+		t.Fatal("a 1024-bit key accepted")
 	}
 }
