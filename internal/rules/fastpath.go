@@ -52,26 +52,19 @@ func (p *Program) BodyPath() ([]string, bool) {
 // U+FFFD.
 func ExtractKey(body []byte, path []string) (key string, ok bool) {
 	var (
-		n     = len(body)
-		i     = 0
-		depth = 0 // open containers
-		// objects marks which open containers are objects, one bit a level.
-		objects [maxDepth/64 + 1]uint64
-		// onPath is how many of the open containers lie on path: the root
-		// object, then the values of path[0], path[1], ...
-		onPath = 0
+		n    = len(body)
+		i    = 0
+		nest nesting
 		// descend: the next value is the one path leads into; capture: the
 		// next value is the one at the end of path.
 		descend = len(path) > 0
 		capture = len(path) == 0
 		// The value found at the end of path, if any.
-		found            bool
-		kind             byte
-		start, end       int
-		simple, vSimple  bool
-		isInt, vInt      bool
-		keyStart, keyEnd int
-		keySimple, inObj bool
+		found           bool
+		kind            byte
+		start, end      int
+		simple, vSimple bool
+		isInt, vInt     bool
 	)
 
 value:
@@ -82,132 +75,172 @@ value:
 	if capture {
 		found, kind, start = true, body[i], i
 	}
-	switch c := body[i]; c {
-	case '{', '[':
-		depth++
-		if depth > maxDepth {
+	if c := body[i]; c == '{' || c == '[' {
+		if !nest.open(c == '{', descend) {
 			return "", false
 		}
-		w, bit := depth/64, uint64(1)<<(depth%64)
-		i = skipSpace(body, i+1)
-		if c == '{' {
-			objects[w] |= bit
-			if descend {
-				onPath = depth
-			}
-			descend, capture = false, false
-			if i < n && body[i] == '}' {
-				i++
-				goto closed
-			}
-			goto member
-		}
-		objects[w] &^= bit
 		descend, capture = false, false
-		if i < n && body[i] == ']' {
+		i = skipSpace(body, i+1)
+		switch {
+		case i < n && body[i] == nest.closer():
 			i++
 			goto closed
+		case c == '{':
+			goto member
 		}
 		goto value
-	case '"':
-		i, vSimple = scanString(body, i+1)
-		if i < 0 {
-			return "", false
-		}
-		if capture {
-			end, simple = i-1, vSimple
-		}
-	case 't':
-		if !hasLiteral(body, i, "true") {
-			return "", false
-		}
-		i += 4
-	case 'f':
-		if !hasLiteral(body, i, "false") {
-			return "", false
-		}
-		i += 5
-	case 'n':
-		if !hasLiteral(body, i, "null") {
-			return "", false
-		}
-		i += 4
-	default:
-		i, vInt = scanNumber(body, i)
-		if i < 0 {
-			return "", false
-		}
-		if capture {
-			end, isInt = i, vInt
+	}
+	i, vSimple, vInt = scanScalar(body, i)
+	if i < 0 {
+		return "", false
+	}
+	if capture {
+		end, simple, isInt = i, vSimple, vInt
+		if kind == '"' {
+			end = i - 1
 		}
 	}
 	descend, capture = false, false
 
 next:
-	if depth == 0 {
+	if nest.depth == 0 {
 		if skipSpace(body, i) != n {
 			return "", false
 		}
 		return render(body, found, kind, start, end, simple, isInt), true
 	}
-	i = skipSpace(body, i)
-	if i >= n {
+	if i = skipSpace(body, i); i >= n {
 		return "", false
 	}
-	inObj = objects[depth/64]&(uint64(1)<<(depth%64)) != 0
 	switch body[i] {
 	case ',':
 		i++
-		if inObj {
+		if nest.closer() == '}' {
 			goto member
 		}
 		goto value
-	case '}':
-		if !inObj {
-			return "", false
-		}
-	case ']':
-		if inObj {
-			return "", false
-		}
+	case nest.closer():
+		i++
 	default:
 		return "", false
 	}
-	i++
 
 closed:
-	if onPath == depth {
-		onPath--
-	}
-	depth--
+	nest.close()
 	goto next
 
 member:
-	i = skipSpace(body, i)
-	if i >= n || body[i] != '"' {
-		return "", false
-	}
-	keyStart = i + 1
-	i, keySimple = scanString(body, keyStart)
+	i, descend, capture = nest.member(body, i, path)
 	if i < 0 {
 		return "", false
 	}
-	keyEnd = i - 1
-	if onPath == depth && depth <= len(path) && nameIs(body[keyStart:keyEnd], keySimple, path[depth-1]) {
-		// A later duplicate replaces what an earlier one held.
-		found = false
-		if depth == len(path) {
-			capture = true
-		} else {
-			descend = true
-		}
+	if descend || capture {
+		found = false // a later duplicate replaces what an earlier one held
 	}
-	i = skipSpace(body, i)
-	if i >= n || body[i] != ':' {
-		return "", false
-	}
-	i++
 	goto value
+}
+
+// nesting tracks the containers open in a scan, and how many of them lie
+// on the path: the root object, then the values of path[0], path[1], ...
+type nesting struct {
+	depth, onPath int
+	// objects marks which open containers are objects, one bit a level.
+	objects [maxDepth/64 + 1]uint64
+}
+
+// open enters an object or array; onPathNext says it is the value the path
+// leads into. It reports false past maxDepth.
+func (s *nesting) open(object, onPathNext bool) bool {
+	s.depth++
+	if s.depth > maxDepth {
+		return false
+	}
+	w, bit := s.depth/64, uint64(1)<<(s.depth%64)
+	if object {
+		s.objects[w] |= bit
+		if onPathNext {
+			s.onPath = s.depth
+		}
+	} else {
+		s.objects[w] &^= bit
+	}
+	return true
+}
+
+// closer is the byte that closes the innermost container.
+func (s *nesting) closer() byte {
+	if s.objects[s.depth/64]&(uint64(1)<<(s.depth%64)) != 0 {
+		return '}'
+	}
+	return ']'
+}
+
+func (s *nesting) close() {
+	if s.onPath == s.depth {
+		s.onPath--
+	}
+	s.depth--
+}
+
+// member scans an object member's name and colon at body[i], and returns
+// the index of its value (-1 when invalid) and whether that value is the
+// one the path leads into (descend) or the one at its end (capture).
+func (s *nesting) member(body []byte, i int, path []string) (next int, descend, capture bool) {
+	next, keyStart, keyEnd, keySimple := scanName(body, i)
+	if next < 0 {
+		return -1, false, false
+	}
+	if s.onPath == s.depth && s.depth <= len(path) && nameIs(body[keyStart:keyEnd], keySimple, path[s.depth-1]) {
+		return next, s.depth < len(path), s.depth == len(path)
+	}
+	return next, false, false
+}
+
+// scanScalar scans the string, literal or number at body[i] and returns
+// the index after it (-1 when it is not valid JSON), whether a string
+// needs no unescaping, and whether a number is an integer.
+func scanScalar(body []byte, i int) (next int, simple, isInt bool) {
+	switch body[i] {
+	case '"':
+		next, simple = scanString(body, i+1)
+		return next, simple, false
+	case 't':
+		return literalEnd(body, i, "true"), false, false
+	case 'f':
+		return literalEnd(body, i, "false"), false, false
+	case 'n':
+		return literalEnd(body, i, "null"), false, false
+	}
+	next, isInt = scanNumber(body, i)
+	return next, false, isInt
+}
+
+func literalEnd(body []byte, i int, lit string) int {
+	if !hasLiteral(body, i, lit) {
+		return -1
+	}
+	return i + len(lit)
+}
+
+// scanName scans an object member's name and its colon from body[i] and
+// returns the index of its value (-1 when invalid) and where the name's
+// text lies.
+func scanName(body []byte, i int) (next, start, end int, simple bool) {
+	i = skipSpace(body, i)
+	if i >= len(body) || body[i] != '"' {
+		return -1, 0, 0, false
+	}
+	start = i + 1
+	i, simple = scanString(body, start)
+	if i < 0 {
+		return -1, 0, 0, false
+	}
+	end = i - 1
+	i = skipSpace(body, i)
+	if i >= len(body) || body[i] != ':' {
+		return -1, 0, 0, false
+	}
+	return i + 1, start, end, simple
 }
 
 // maxDepth is encoding/json's nesting limit; deeper documents are invalid.
