@@ -12,6 +12,7 @@ import (
 
 	"github.com/hookgate/hookgate/internal/assemble"
 	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/ingest"
 )
 
 func init() {
@@ -140,7 +141,7 @@ func inlineRoutes(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := assemble.Config(cfg); err != nil {
+	if _, err := assemble.Config(cfg, ingest.Hooks{}); err != nil {
 		return nil, err
 	}
 	return config.Inline(path, data)

@@ -189,7 +189,7 @@ func loadRoutes(path string) (*ingest.Pipeline, *config.Config, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	parts, err := assemble.Config(cfg)
+	parts, err := assemble.Config(cfg, ingest.Hooks{})
 	if err != nil {
 		return nil, cfg, err
 	}

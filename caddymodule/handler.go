@@ -68,7 +68,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	routesPath := cfg.File
-	parts, err := assemble.Config(cfg)
+	tap := new(alertTap) // the store's alert manager counts refusals once the app starts
+	parts, err := assemble.Config(cfg, ingest.Hooks{ClientIP: clientIP, TrustedProxy: viaTrustedProxy, Observer: observers{metricsObserver{}, tap}})
 	if err != nil {
 		return err
 	}
@@ -86,16 +87,12 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("webhook_gateway: loading hookgate app: %w", err)
 	}
-	tap := new(alertTap) // the store's alert manager counts refusals once the app starts
 	if err := appModule.(*App).register(spec, parts, routesPath, tap); err != nil {
 		return err
 	}
 	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return fmt.Errorf("webhook_gateway: registering metrics: %w", err)
 	}
-	pipeline.Observe(observers{metricsObserver{}, tap})
-	pipeline.SetClientIP(clientIP)
-	pipeline.SetTrustedProxy(viaTrustedProxy)
 	initSourceSeries(pipeline.Sources())
 	h.logger.Info("webhook gateway provisioned",
 		zap.String("routes", routesPath), zap.String("storage", spec.key), zap.Int("sources", len(pipeline.Sources())))

@@ -7,6 +7,7 @@ import (
 	"github.com/hookgate/hookgate/internal/alert"
 	"github.com/hookgate/hookgate/internal/assemble"
 	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/ingest"
 )
 
 // TestAlertTargetsBecomeUpstreams: each alert target is a rule and an
@@ -18,7 +19,7 @@ func TestAlertTargetsBecomeUpstreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts, err := assemble.Config(cfg)
+	parts, err := assemble.Config(cfg, ingest.Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ type Parts struct {
 // Config compiles everything a configuration needs at request and delivery
 // time: schemes, expressions, schemas and re-signers. It reports every
 // error it finds, each with its position.
-func Config(cfg *config.Config) (*Parts, error) {
+func Config(cfg *config.Config, hooks ingest.Hooks) (*Parts, error) {
 	var errs []error
 	sources := make([]ingest.Source, 0, len(cfg.Sources))
 	byKey := map[string]*config.Source{}
@@ -86,6 +86,7 @@ func Config(cfg *config.Config) (*Parts, error) {
 		MaskFields:              cfg.Logging.MaskFields,
 		MaskShownBodies:         cfg.Inspector.MaskBodies,
 		OrderKeys:               orderKeys,
+		Hooks:                   hooks,
 	}
 	if cfg.ClaimSet {
 		settings.Claims = append([]string{}, cfg.Claim...)

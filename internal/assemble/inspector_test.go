@@ -6,6 +6,7 @@ import (
 
 	"github.com/hookgate/hookgate/internal/assemble"
 	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/ingest"
 )
 
 // TestInspectorMaskBodies: inspector.mask_bodies makes the pipeline show
@@ -27,7 +28,7 @@ sources:
 		if err != nil {
 			t.Fatal(err)
 		}
-		parts, err := assemble.Config(cfg)
+		parts, err := assemble.Config(cfg, ingest.Hooks{})
 		if err != nil {
 			t.Fatal(err)
 		}

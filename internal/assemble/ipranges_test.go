@@ -6,6 +6,7 @@ import (
 
 	"github.com/hookgate/hookgate/internal/assemble"
 	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/ingest"
 )
 
 // Named ranges are fetched again only when some source's list (its own, or
@@ -26,7 +27,7 @@ func TestIPRangesRefreshOnlyForNamedRanges(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		parts, err := assemble.Config(cfg)
+		parts, err := assemble.Config(cfg, ingest.Hooks{})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hookgate/hookgate/internal/assemble"
 	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/ingest"
 )
 
 // TestProviderOptions: Plaid may go without static keys when it has API
@@ -23,7 +24,7 @@ func TestProviderOptions(t *testing.T) {
 	for src, want := range cases {
 		cfg, err := config.Parse("routes.yaml", []byte(base+src), config.Options{})
 		if err == nil {
-			_, err = assemble.Config(cfg)
+			_, err = assemble.Config(cfg, ingest.Hooks{})
 		}
 		switch {
 		case want == "" && err != nil:

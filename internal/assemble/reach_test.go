@@ -5,6 +5,7 @@ import (
 
 	"github.com/hookgate/hookgate/internal/assemble"
 	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/ingest"
 )
 
 // An upstream's short reach keys become Caddy's reverse_proxy transport,
@@ -40,7 +41,7 @@ sources:
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts, err := assemble.Config(cfg)
+	parts, err := assemble.Config(cfg, ingest.Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hookgate/hookgate/internal/assemble"
 	"github.com/hookgate/hookgate/internal/config"
+	"github.com/hookgate/hookgate/internal/ingest"
 	"github.com/hookgate/hookgate/internal/store"
 	"github.com/hookgate/hookgate/internal/verify"
 )
@@ -36,7 +37,7 @@ sources:
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts, err := assemble.Config(cfg)
+	parts, err := assemble.Config(cfg, ingest.Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestResigningRefusesUnsignableSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := assemble.Config(cfg); err == nil || !strings.Contains(err.Error(), "routes.yaml:4:5: upstream u: sign: source cannot re-sign events of source d") {
+	if _, err := assemble.Config(cfg, ingest.Hooks{}); err == nil || !strings.Contains(err.Error(), "routes.yaml:4:5: upstream u: sign: source cannot re-sign events of source d") {
 		t.Fatalf("got %v", err)
 	}
 }

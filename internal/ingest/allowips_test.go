@@ -64,7 +64,7 @@ func allowHarness(t *testing.T) (*harness, *outcomes, *observer.ObservedLogs) {
 	core, logs := observer.New(zap.InfoLevel)
 	h := pipelineOn(t, allowRoutes, st, zap.New(core))
 	seen := &outcomes{}
-	h.p.Observe(seen)
+	h.p.SetObserver(seen)
 	return h, seen, logs
 }
 

@@ -40,7 +40,7 @@ func TestTypedErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := assemble.Config(cfg); err == nil || !strings.Contains(err.Error(), "routes.yaml:8:5: source s: secret 1:") {
+	if _, err := assemble.Config(cfg, ingest.Hooks{}); err == nil || !strings.Contains(err.Error(), "routes.yaml:8:5: source s: secret 1:") {
 		t.Fatalf("the error does not point at the secrets: %v", err)
 	}
 }

@@ -1,6 +1,9 @@
 package ingest
 
-import "time"
+import (
+	"net/http"
+	"time"
+)
 
 // Hooks into the pipeline's internals for the external tests.
 
@@ -47,3 +50,9 @@ func (p *Pipeline) FastPath(path string) (dedupPath []string, needsEnv bool) {
 	s := p.sources[path]
 	return s.dedupPath, s.needsEnv
 }
+
+// SetClientIP replaces how the client's address is read, for a test.
+func (p *Pipeline) SetClientIP(f func(*http.Request) string) { p.clientIP = f }
+
+// SetObserver replaces the pipeline's observer, for a test.
+func (p *Pipeline) SetObserver(o Observer) { p.observer = o }

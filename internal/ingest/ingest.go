@@ -4,6 +4,7 @@
 package ingest
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"net/url"
@@ -42,7 +43,7 @@ type Pipeline struct {
 	unfinished       *unfinished
 	firstByteTimeout time.Duration
 
-	store store.Store
+	store Store
 	log   *zap.Logger
 	// rejectLog is log, sampled: at most rejectLogFirst lines a second, then
 	// one in rejectLogThereafter.
@@ -71,18 +72,28 @@ type Observer interface {
 	Observe(source, outcome string, took time.Duration)
 }
 
-// Observe sets the pipeline's observer.
-func (p *Pipeline) Observe(o Observer) { p.observer = o }
-
 func (p *Pipeline) observe(src *source, outcome string, start time.Time) {
 	if p.observer != nil {
 		p.observer.Observe(src.Name, outcome, time.Since(start))
 	}
 }
 
+// Store is what the request path needs of the store: writing events,
+// reading one back (to route it again), the backlog for backpressure, and
+// the secrets handshakes establish.
+type Store interface {
+	Ingest(ctx context.Context, e *store.NewEvent) (store.IngestResult, error)
+	Event(id store.ID) (*store.EventRecord, error)
+	AddDeliveries(ctx context.Context, id store.ID, targets []store.Target) error
+	Pending() int64
+	LearnedSecret(scope string) (*store.LearnedSecret, error)
+	LearnSecret(ctx context.Context, ls store.LearnedSecret) (bool, error)
+}
+
 // Attach connects the pipeline to its store, which wakes delivery for the
-// work it takes.
-func (p *Pipeline) Attach(st store.Store, log *zap.Logger, now func() time.Time) {
+// work it takes: the store opens when the configuration goes live, after
+// the pipeline is built.
+func (p *Pipeline) Attach(st Store, log *zap.Logger, now func() time.Time) {
 	if log == nil {
 		log = zap.NewNop()
 	}
@@ -137,15 +148,6 @@ func (p *Pipeline) awaitStore() bool {
 		return false
 	}
 }
-
-// SetClientIP sets how the client's address is read (Caddy's client IP,
-// which honours trusted_proxies); by default it is the connection's peer.
-func (p *Pipeline) SetClientIP(f func(*http.Request) string) { p.clientIP = f }
-
-// SetTrustedProxy sets how a request from one of Caddy's trusted_proxies is
-// recognised; by default none is, and incoming X-Forwarded-* headers are
-// not passed on.
-func (p *Pipeline) SetTrustedProxy(f func(*http.Request) bool) { p.trustedProxy = f }
 
 func untrusted(*http.Request) bool { return false }
 

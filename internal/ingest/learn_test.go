@@ -142,7 +142,7 @@ func TestAsanaHandshakeRaceOnBolt(t *testing.T) {
 	core, logs := observer.New(zap.InfoLevel)
 	h := pipelineOn(t, asanaRoutes(learningWindow), st, zap.New(core))
 	seen := &outcomes{}
-	h.p.Observe(seen)
+	h.p.SetObserver(seen)
 	if rec := h.do("POST", "/asana", asanaSigned("anything"), asanaBody); rec.Code != 401 {
 		t.Fatalf("event before any handshake: %d", rec.Code)
 	}
@@ -287,7 +287,7 @@ func TestLearningWindow(t *testing.T) {
 		}
 		seen := &outcomes{}
 		h := pipelineOn(t, asanaRoutes(extra), st, nil)
-		h.p.Observe(seen)
+		h.p.SetObserver(seen)
 		if rec := h.do("POST", "/asana", asanaHandshake("s3cret"), nil); rec.Code != 403 || rec.Header().Get("X-Hook-Secret") != "" {
 			t.Fatalf("%s: handshake answered %d %v", name, rec.Code, rec.Header())
 		}

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"fmt"
+	"net/http"
 	"net/netip"
 	"time"
 
@@ -126,6 +127,21 @@ type Settings struct {
 	MaskShownBodies bool
 	// OrderKeys compute the ordering key of deliveries to ordered upstreams.
 	OrderKeys map[string]*rules.Program
+	Hooks
+}
+
+// Hooks are what the server around the pipeline tells it.
+type Hooks struct {
+	// ClientIP reads the client's address (Caddy's client IP, which honours
+	// trusted_proxies); nil reads the connection's peer.
+	ClientIP func(*http.Request) string
+	// TrustedProxy recognises a request from one of Caddy's
+	// trusted_proxies, whose X-Forwarded-* headers delivery passes on; nil
+	// recognises none.
+	TrustedProxy func(*http.Request) bool
+	// Observer is told the outcome of every request, for metrics and
+	// alerts; nil tells no one.
+	Observer Observer
 }
 
 // New returns a pipeline for compiled sources. Two sources whose paths
@@ -136,6 +152,7 @@ func New(s Settings) (*Pipeline, error) {
 		rejectLog:    zap.NewNop(),
 		clientIP:     peerIP,
 		trustedProxy: untrusted,
+		observer:     s.Observer,
 		attached:     make(chan struct{}),
 		now:          time.Now,
 		sources:      map[string]*source{},
@@ -144,6 +161,12 @@ func New(s Settings) (*Pipeline, error) {
 		orderKeys:    s.OrderKeys,
 		bodyTimeout:  DefaultBodyTimeout,
 		bodies:       &bodyBudget{limit: s.MaxInflightBody},
+	}
+	if s.ClientIP != nil {
+		p.clientIP = s.ClientIP
+	}
+	if s.TrustedProxy != nil {
+		p.trustedProxy = s.TrustedProxy
 	}
 	if p.bodies.limit == 0 {
 		p.bodies.limit = DefaultInflightBodyBytes
