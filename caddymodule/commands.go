@@ -21,6 +21,7 @@ import (
 	"github.com/hookgate/hookgate/internal/assemble"
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/ingest"
+	"github.com/hookgate/hookgate/internal/samples"
 	"github.com/hookgate/hookgate/internal/store"
 	"github.com/hookgate/hookgate/internal/store/bolt"
 	natsstore "github.com/hookgate/hookgate/internal/store/jetstream"
@@ -574,7 +575,7 @@ func cmdSend(fl caddycmd.Flags) (int, error) {
 		return caddy.ExitCodeFailedStartup, fmt.Errorf("unknown provider %q (close: %s)", provider, strings.Join(verify.Suggest(provider), ", "))
 	}
 	now := time.Now()
-	sample, err := preset.SampleEvent(secret, now)
+	sample, err := samples.Event(preset, secret, now)
 	if err != nil {
 		return caddy.ExitCodeFailedStartup, err
 	}
@@ -590,7 +591,7 @@ func cmdSend(fl caddycmd.Flags) (int, error) {
 		}
 		sample.Body = body
 	}
-	signed, err := verify.SignSample(preset, secret, sample, target, now)
+	signed, err := samples.Sign(preset, secret, sample, target, now)
 	if err != nil {
 		return caddy.ExitCodeFailedStartup, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/hookgate/hookgate/internal/assemble"
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/ingest"
+	"github.com/hookgate/hookgate/internal/samples"
 	"github.com/hookgate/hookgate/internal/store"
 	"github.com/hookgate/hookgate/internal/verify"
 )
@@ -44,7 +45,7 @@ sources:
 	body := []byte(`{"id":"evt_1","type":"charge.succeeded"}`)
 	received := time.Unix(1700000000, 0)
 	stripePreset, _ := verify.Lookup("stripe")
-	original, _ := verify.SignSample(stripePreset, "whsec_stripe_secret", verify.Sample{Body: body, Header: http.Header{}}, "", received)
+	original, _ := samples.Sign(stripePreset, "whsec_stripe_secret", samples.Sample{Body: body, Header: http.Header{}}, "", received)
 	ev := &store.Event{ID: store.ID{1, 2, 3}, Source: "stripe", Method: "POST", Path: "/stripe", Host: "hooks.example.com", Proto: "https", Header: original, Body: body}
 	later := received.Add(time.Hour)
 

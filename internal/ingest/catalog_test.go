@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookgate/hookgate/internal/samples"
 	"github.com/hookgate/hookgate/internal/verify"
 )
 
@@ -44,12 +45,12 @@ func TestCatalogDedupProperties(t *testing.T) {
 			}
 			const object = "5e1ec7ed0b1e"
 			sample := func(step int, id string, at time.Time) (http.Header, []byte) {
-				in := verify.SampleInput{ID: id, Object: object, Step: step, Now: at, Key: key}
-				s, err := p.NewSample(in)
+				in := samples.Input{ID: id, Object: object, Step: step, Now: at, Key: key}
+				s, err := samples.Of(p, in)
 				if err != nil {
 					t.Fatal(err)
 				}
-				signed, err := verify.SignSample(p, key, s, public, at)
+				signed, err := samples.Sign(p, key, s, public, at)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -90,7 +91,7 @@ func TestCatalogDedupProperties(t *testing.T) {
 }
 
 // mentions reports whether a request names its sample's Object.
-func mentions(hdr http.Header, body []byte, in verify.SampleInput) bool {
+func mentions(hdr http.Header, body []byte, in samples.Input) bool {
 	needles := []string{in.Object, strconv.FormatInt(in.ObjectNumber(), 10)}
 	for _, n := range needles {
 		if bytes.Contains(body, []byte(n)) || bytes.Contains(bytes.ReplaceAll(body, []byte("-"), nil), []byte(n)) {

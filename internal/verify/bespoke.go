@@ -370,23 +370,6 @@ func AdyenSignature(hexKey string, it *AdyenItem) (string, error) {
 	return base64.StdEncoding.EncodeToString(mac.Sum(nil)), nil
 }
 
-// adyenSample signs its one notification item with the hex HMAC key.
-func adyenSample(in SampleInput) (Sample, error) {
-	// The authorisation of payment Object, then its capture, which has a
-	// reference of its own and names the payment's as the original.
-	item := &AdyenItem{PspReference: "PSP" + in.Object, MerchantAccountCode: "HookgateECOM", MerchantReference: "order-" + in.Object, EventCode: "AUTHORISATION", Success: "true"}
-	if in.Step > 0 {
-		item.PspReference, item.OriginalReference, item.EventCode = "PSP"+in.ID, "PSP"+in.Object, "CAPTURE"
-	}
-	item.Amount.Value, item.Amount.Currency = json.Number("1000"), "EUR"
-	sig, err := AdyenSignature(in.Key, item)
-	if err != nil {
-		return Sample{}, fmt.Errorf("adyen key: %w", err)
-	}
-	item.AdditionalData = map[string]string{"hmacSignature": sig}
-	return jsonSample(obj{"live": "false", "notificationItems": []obj{{"NotificationRequestItem": item}}})
-}
-
 // graphClientState checks Microsoft Graph change notifications: each item
 // of value[] carries the clientState given when subscribing.
 type graphClientState struct{ secrets [][]byte }

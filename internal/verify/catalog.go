@@ -1,13 +1,6 @@
 package verify
 
 import (
-	"crypto/hmac"
-	"crypto/md5"
-	"encoding/hex"
-	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -32,29 +25,6 @@ func timestampedPairs(header string, tolerance time.Duration) Spec {
 // checks the body's webhookTimestamp.
 var linearSpec = Spec{Algorithm: "hmac-sha256", Header: "Linear-Signature", Encoding: "hex"}
 
-// Values the samples share.
-const (
-	shopifyUserAgent  = "Shopify-Captain-Hook"
-	shopifyAPIVersion = "2026-01"
-	discordUserAgent  = "Discord-Interactions/1.0 (+https://discord.com)"
-)
-
-// shopifyOrder is an orders/create body.
-func shopifyOrder(in SampleInput) obj {
-	id := in.ObjectNumber()
-	return obj{"id": id, "admin_graphql_api_id": "gid://shopify/Order/" + strconv.FormatInt(id, 10), "email": "jon@example.com", "created_at": in.RFC3339(), "updated_at": in.RFC3339(),
-		"total_price": "10.00", "currency": "USD", "financial_status": in.pick("paid", "refunded")}
-}
-
-// wooCommerceDeliveryID is X-WC-Webhook-Delivery-ID as WC_Webhook makes
-// it: wp_hash (an HMAC-MD5 under the site's salt) of the webhook id and
-// the current Unix second.
-func wooCommerceDeliveryID(webhookID string, now time.Time) string {
-	mac := hmac.New(md5.New, []byte("hookgate-sample-site-salt"))
-	mac.Write([]byte(webhookID + strconv.FormatInt(now.Unix(), 10)))
-	return hex.EncodeToString(mac.Sum(nil))
-}
-
 // hubspotDedupKey names each event of a batch: eventId alone is not
 // unique, so with its subscription and time. attemptNumber is left out: it
 // changes on each retry.
@@ -64,9 +34,6 @@ const hubspotDedupKey = `join(map(body, {string(.subscriptionId) + ":" + string(
 // WhatsApp Cloud API request, across its entries and changes.
 const whatsappDedupKey = `join(flatten(map(body.entry, {flatten(map(.changes, {concat(map(.value?.messages ?? [], {.id}), ` +
 	`map(.value?.statuses ?? [], {.id + ":" + .status + ":" + .timestamp}))}))})), ",")`
-
-// shopifyTime is X-Shopify-Triggered-At: UTC with nanoseconds.
-func shopifyTime(in SampleInput) string { return in.Now.UTC().Format("2006-01-02T15:04:05.000000000Z") }
 
 func svixProvider(name, provider, docs string) Preset {
 	p := standardWebhooks(name, provider+": Svix signatures (svix-id/-timestamp/-signature v1,…), HMAC-SHA256 base64, whsec_ key", "svix", docs)
@@ -83,12 +50,10 @@ func init() {
 				Content: "{id}.{timestamp}.{body}", IDHeader: "webhook-id", TimestampHeader: "webhook-timestamp",
 				SecretEncoding: "whpk", Tolerance: 5 * time.Minute,
 			},
-			DedupKey:    `headers["webhook-id"]`,
-			KeyKind:     "public key (whpk_…)",
-			SecretKind:  SecretPublicKey,
-			Docs:        "https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md",
-			NewSample:   standardWebhooksHeaders{prefix: "webhook"}.sample,
-			AlwaysSends: standardWebhooksHeaders{prefix: "webhook"}.sends(),
+			DedupKey:   `headers["webhook-id"]`,
+			KeyKind:    "public key (whpk_…)",
+			SecretKind: SecretPublicKey,
+			Docs:       "https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md",
 		},
 		svixProvider("clerk", "Clerk", "https://clerk.com/docs/webhooks/sync-data"),
 		svixProvider("resend", "Resend", "https://resend.com/docs/dashboard/webhooks/verify-webhooks-requests"),
@@ -106,16 +71,6 @@ func init() {
 			// Events are JSON; slash commands and interactivity are forms.
 			Format: FormatEither,
 			Docs:   "https://api.slack.com/authentication/verifying-requests-from-slack",
-			NewSample: func(in SampleInput) (Sample, error) {
-				// A mention in channel Object, then a reaction to it.
-				event := obj{"type": "app_mention", "user": "U061F7AUR", "text": "<@U0LAN0Z89> is it everything a river should be?", "ts": "1700000000.000200", "channel": "C" + in.Object}
-				if in.Step > 0 {
-					event = obj{"type": "reaction_added", "user": "U061F7AUR", "reaction": "thumbsup", "item": obj{"type": "message", "channel": "C" + in.Object, "ts": "1700000000.000200"}, "event_ts": strconv.FormatInt(in.Now.Unix(), 10) + ".000300"}
-				}
-				return jsonSample(obj{"token": "sample", "team_id": "T061EG9R6", "api_app_id": "A0PNCHHK2", "type": "event_callback", "event_id": "Ev" + in.ID, "event_time": in.Now.Unix(), "event": event},
-					"User-Agent", "Slackbot 1.0 (+https://api.slack.com/robots)")
-			},
-			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Slack-Signature", "X-Slack-Request-Timestamp"},
 		},
 		Preset{
 			Name:        "shopify",
@@ -123,15 +78,6 @@ func init() {
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-Shopify-Hmac-Sha256", Encoding: "base64"},
 			DedupKey:    `headers["x-shopify-webhook-id"]`,
 			Docs:        "https://shopify.dev/docs/apps/build/webhooks/subscribe/https#step-2-validate-the-origin-of-your-webhook",
-			NewSample: func(in SampleInput) (Sample, error) {
-				// @shopify/shopify-api refuses a webhook without its topic, shop
-				// domain, API version or webhook id.
-				return jsonSample(shopifyOrder(in),
-					"User-Agent", shopifyUserAgent, "X-Shopify-Topic", in.pick("orders/create", "orders/updated"), "X-Shopify-Shop-Domain", "example.myshopify.com", "X-Shopify-API-Version", shopifyAPIVersion,
-					"X-Shopify-Webhook-Id", uuid(), "X-Shopify-Event-Id", uuid(), "X-Shopify-Triggered-At", shopifyTime(in))
-			},
-			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Shopify-Topic", "X-Shopify-Hmac-Sha256", "X-Shopify-Shop-Domain", "X-Shopify-API-Version",
-				"X-Shopify-Webhook-Id", "X-Shopify-Event-Id", "X-Shopify-Triggered-At"},
 		},
 		Preset{
 			// The Events flavour drops the X- prefix; dedup uses
@@ -142,13 +88,6 @@ func init() {
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "shopify-hmac-sha256", Encoding: "base64"},
 			DedupKey:    `headers["shopify-webhook-id"]`,
 			Docs:        "https://shopify.dev/docs/apps/build/webhooks",
-			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(shopifyOrder(in),
-					"User-Agent", shopifyUserAgent, "shopify-topic", in.pick("orders/create", "orders/updated"), "shopify-shop-domain", "example.myshopify.com", "shopify-api-version", shopifyAPIVersion,
-					"shopify-webhook-id", uuid(), "shopify-handle", "hookgate-orders", "shopify-action", in.pick("create", "update"), "shopify-triggered-at", shopifyTime(in))
-			},
-			AlwaysSends: []string{"Content-Type", "User-Agent", "shopify-topic", "shopify-hmac-sha256", "shopify-shop-domain", "shopify-api-version",
-				"shopify-webhook-id", "shopify-handle", "shopify-action", "shopify-triggered-at"},
 		},
 		Preset{
 			Name:           "twilio",
@@ -162,15 +101,6 @@ func init() {
 			Docs:            "https://www.twilio.com/docs/usage/webhooks/webhooks-security",
 			BespokeSignsURL: true,
 			Signer:          &twilio{},
-			NewSample: func(in SampleInput) (Sample, error) {
-				// Message Object's status callbacks: sent, then delivered.
-				sid := "SM" + in.Object + "00000000"
-				form := url.Values{"MessageSid": {sid}, "SmsSid": {sid}, "SmsMessageSid": {sid}, "AccountSid": {"AC5ef8732a3c49700934481addd5ce1659"}, "From": {"+14158675309"}, "To": {"+18005551212"},
-					"MessageStatus": {in.pick("sent", "delivered")}, "SmsStatus": {in.pick("sent", "delivered")}, "ApiVersion": {"2010-04-01"}}
-				return Sample{Body: []byte(form.Encode()), Header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "User-Agent": {"TwilioProxy/1.1"},
-					"I-Twilio-Idempotency-Token": {uuid()}, "X-Home-Region": {"us1"}}}, nil
-			},
-			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Twilio-Signature", "I-Twilio-Idempotency-Token", "X-Home-Region"},
 		},
 		Preset{
 			Name:        "sendgrid",
@@ -184,11 +114,6 @@ func init() {
 			KeyKind:    "public key (base64 DER)",
 			SecretKind: SecretPublicKey,
 			Docs:       "https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features",
-			NewSample: func(in SampleInput) (Sample, error) {
-				body := append(mustJSON([]obj{{"email": "jane@example.com", "event": in.pick("delivered", "open"), "sg_event_id": in.ID, "sg_message_id": "msg." + in.Object, "timestamp": in.Now.Unix()}}), '\r', '\n')
-				return Sample{Body: body, Header: http.Header{"Content-Type": {"application/json"}, "User-Agent": {"SendGrid Event API"}}}, nil
-			},
-			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Twilio-Email-Event-Webhook-Signature", "X-Twilio-Email-Event-Webhook-Timestamp"},
 		},
 		Preset{
 			Name:        "discord",
@@ -203,16 +128,6 @@ func init() {
 			KeyKind:    "public key (hex)",
 			SecretKind: SecretPublicKey,
 			Docs:       "https://discord.com/developers/docs/interactions/overview#setting-up-an-endpoint-validating-security-request-headers",
-			NewSample: func(in SampleInput) (Sample, error) {
-				// A command in channel Object, then a click on its button.
-				data := obj{"name": "hookgate"}
-				if in.Step > 0 {
-					data = obj{"custom_id": "approve", "component_type": 2}
-				}
-				return jsonSample(obj{"id": strconv.FormatInt(in.EventNumber(), 10), "application_id": "1", "type": 2 + in.Step, "channel_id": strconv.FormatInt(in.ObjectNumber(), 10), "data": data, "token": in.ID, "version": 1},
-					"User-Agent", discordUserAgent)
-			},
-			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Signature-Ed25519", "X-Signature-Timestamp"},
 		},
 		Preset{
 			Name:        "discord-events",
@@ -226,12 +141,6 @@ func init() {
 			KeyKind:    "public key (hex)",
 			SecretKind: SecretPublicKey,
 			Docs:       "https://discord.com/developers/docs/events/webhook-events",
-			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"version": 1, "application_id": "1", "type": 1, "event": obj{"type": in.pick("APPLICATION_AUTHORIZED", "ENTITLEMENT_CREATE"), "timestamp": in.RFC3339(),
-					"data": obj{"user": obj{"id": strconv.FormatInt(in.ObjectNumber(), 10)}}}},
-					"User-Agent", discordUserAgent)
-			},
-			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Signature-Ed25519", "X-Signature-Timestamp"},
 		},
 		Preset{
 			Name:        "square",
@@ -242,11 +151,6 @@ func init() {
 			// Square signs the URL and body, not this header.
 			LiveUnsigned: true,
 			Docs:         "https://developer.squareup.com/docs/webhooks/step3validate",
-			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"merchant_id": "MLEFBHHSJGVHD", "type": in.pick("payment.created", "payment.updated"), "event_id": uuid(), "created_at": in.RFC3339(), "data": obj{"type": "payment", "id": in.Object}},
-					"square-environment", "Sandbox", "square-initial-delivery-timestamp", in.RFC3339())
-			},
-			AlwaysSends: []string{"Content-Type", "x-square-hmacsha256-signature", "square-environment", "square-initial-delivery-timestamp"},
 		},
 		Preset{
 			// The SDK keeps only the last h1; any h1 may match here, as the
@@ -259,12 +163,6 @@ func init() {
 			},
 			DedupKey: `body.event_id`,
 			Docs:     "https://developer.paddle.com/webhooks/signature-verification",
-			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"event_id": "evt_" + in.ID, "event_type": in.pick("transaction.paid", "transaction.completed"), "occurred_at": in.RFC3339(), "notification_id": "ntf_" + in.ID,
-					"data": obj{"id": "txn_" + in.Object, "status": in.pick("paid", "completed"), "currency_code": "USD", "origin": "web", "collection_mode": "automatic", "items": []any{}, "payments": []any{},
-						"created_at": in.RFC3339(), "updated_at": in.RFC3339(), "billed_at": in.RFC3339()}})
-			},
-			AlwaysSends: []string{"Content-Type", "Paddle-Signature"},
 		},
 		Preset{
 			// Zoom's own code hashes re-serialized JSON; Hookgate verifies the
@@ -280,12 +178,6 @@ func init() {
 			// carries event_ts, is the key.
 			Handshakes: []*Handshake{zoomURLValidation},
 			Docs:       "https://developers.zoom.us/docs/api/webhooks/#verify-webhook-events",
-			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"event": in.pick("meeting.started", "meeting.ended"), "event_ts": in.Now.UnixMilli(), "payload": obj{"account_id": "AAAAAA", "object": obj{"id": in.Object}}},
-					"Content-Type", "application/json; charset=utf-8", "User-Agent", "Zoom Marketplace/1.0a", "clientid", "hookgateClientID",
-					"x-zm-trackingid", "v=2.0;clid=aws;rid="+in.ID)
-			},
-			AlwaysSends: []string{"Content-Type", "User-Agent", "clientid", "x-zm-trackingid", "x-zm-signature", "x-zm-request-timestamp"},
 		},
 		Preset{
 			Name:        "linear",
@@ -305,12 +197,6 @@ func init() {
 			BespokeHeaders: []string{"Linear-Signature"},
 			DedupKey:       `headers["linear-delivery"]`,
 			Docs:           "https://linear.app/developers/webhooks#securing-webhooks",
-			SampleSigner:   mustSigner(linearSpec),
-			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"action": in.pick("create", "update"), "type": "Issue", "data": obj{"id": uuidOf(in.Object), "title": in.pick("Hookgate sample", "Hookgate sample, renamed")}, "webhookTimestamp": in.Now.UnixMilli(), "webhookId": uuid()},
-					"Content-Type", "application/json; charset=utf-8", "User-Agent", "Linear-Webhook", "Linear-Delivery", uuid(), "Linear-Event", "Issue")
-			},
-			AlwaysSends: []string{"Content-Type", "User-Agent", "Linear-Delivery", "Linear-Event", "Linear-Signature"},
 		},
 		Preset{
 			Name:        "intercom",
@@ -319,11 +205,6 @@ func init() {
 			DedupKey:    `body.id`,
 			Handshakes:  []*Handshake{headCheck},
 			Docs:        "https://developers.intercom.com/docs/webhooks/webhook-notifications",
-			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"type": "notification_event", "id": "notif_" + in.ID, "topic": in.pick("conversation.user.created", "conversation.user.replied"), "created_at": in.Now.Unix(),
-					"data": obj{"item": obj{"type": "conversation", "id": in.Object}}})
-			},
-			AlwaysSends: []string{"Content-Type", "X-Hub-Signature"},
 		},
 		Preset{
 			Name:           "mailgun",
@@ -339,12 +220,6 @@ func init() {
 			BespokeHeaders: []string{},
 			// Mailgun signs timestamp+token, not the event: the body is not covered.
 			BodyUnsigned: true,
-			SampleSigner: signedInBody{},
-			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"signature": MailgunSignature(in.Key, randomHex(25), in.Now), "event-data": obj{"id": in.ID, "event": in.pick("delivered", "opened"), "timestamp": in.Now.Unix(), "recipient": "jane@example.com",
-					"message": obj{"headers": obj{"message-id": in.Object + "@example.com"}}}})
-			},
-			AlwaysSends: []string{"Content-Type"},
 		},
 		Preset{
 			Name:        "bitbucket",
@@ -352,13 +227,6 @@ func init() {
 			Spec:        hubSignature("X-Hub-Signature", "sha256=", "hmac-sha256"),
 			DedupKey:    `headers["x-request-uuid"]`,
 			Docs:        "https://support.atlassian.com/bitbucket-cloud/docs/manage-webhooks/",
-			NewSample: func(in SampleInput) (Sample, error) {
-				// Two pushes to repository Object.
-				change := obj{"new": obj{"type": "branch", "name": "main", "target": obj{"type": "commit", "hash": in.ID}}, "created": false, "forced": false}
-				return jsonSample(obj{"repository": obj{"type": "repository", "full_name": "team/repo", "uuid": "{" + uuidOf(in.Object) + "}"}, "actor": obj{"type": "user", "nickname": "jane"}, "push": obj{"changes": []obj{change}}},
-					"User-Agent", "Bitbucket-Webhooks/2.0", "X-Event-Key", "repo:push", "X-Request-UUID", uuid(), "X-Hook-UUID", uuid(), "X-Attempt-Number", "1")
-			},
-			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Event-Key", "X-Hook-UUID", "X-Request-UUID", "X-Attempt-Number", "X-Hub-Signature"},
 		},
 		Preset{
 			Name:         "gitlab",
@@ -369,12 +237,6 @@ func init() {
 			SecretKind:   SecretToken,
 			Docs:         "https://docs.gitlab.com/user/project/integrations/webhooks/",
 			BodyUnsigned: true,
-			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"object_kind": "push", "event_name": "push", "ref": "refs/heads/main", "checkout_sha": in.ID, "project": obj{"id": in.ObjectNumber(), "path_with_namespace": "group/project", "web_url": "https://gitlab.com/group/project"}},
-					"User-Agent", "GitLab/18.6.0", "X-Gitlab-Event", "Push Hook", "X-Gitlab-Instance", "https://gitlab.com", "X-Gitlab-Webhook-UUID", uuid(),
-					"Idempotency-Key", uuid(), "X-Gitlab-Event-UUID", uuid())
-			},
-			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Gitlab-Event", "X-Gitlab-Token", "X-Gitlab-Instance", "X-Gitlab-Webhook-UUID", "X-Gitlab-Event-UUID", "Idempotency-Key"},
 		},
 		Preset{
 			Name:        "twitch",
@@ -387,16 +249,6 @@ func init() {
 			DedupKey:   `headers["twitch-eventsub-message-id"]`,
 			Handshakes: []*Handshake{twitchCallbackVerification},
 			Docs:       "https://dev.twitch.tv/docs/eventsub/handling-webhook-events/#verifying-the-event-message",
-			NewSample: func(in SampleInput) (Sample, error) {
-				s, err := jsonSample(obj{"subscription": obj{"id": uuidOf(in.Object), "type": "channel.follow", "version": "2", "status": "enabled"},
-					"event": obj{"user_id": in.pick("1337", "1338"), "user_login": in.pick("hookgate", "hookgate2"), "broadcaster_user_id": "12826", "followed_at": in.RFC3339()}},
-					"Twitch-Eventsub-Message-Type", "notification", "Twitch-Eventsub-Message-Retry", "0",
-					"Twitch-Eventsub-Subscription-Type", "channel.follow", "Twitch-Eventsub-Subscription-Version", "2")
-				s.ID = uuid()
-				return s, err
-			},
-			AlwaysSends: []string{"Content-Type", "Twitch-Eventsub-Message-Id", "Twitch-Eventsub-Message-Retry", "Twitch-Eventsub-Message-Type", "Twitch-Eventsub-Message-Signature",
-				"Twitch-Eventsub-Message-Timestamp", "Twitch-Eventsub-Subscription-Type", "Twitch-Eventsub-Subscription-Version"},
 		},
 		Preset{
 			Name:        "typeform",
@@ -404,11 +256,6 @@ func init() {
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "Typeform-Signature", Prefix: "sha256=", Encoding: "base64"},
 			DedupKey:    `body.event_id`,
 			Docs:        "https://www.typeform.com/developers/webhooks/secure-your-webhooks/",
-			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"event_id": in.ID, "event_type": "form_response", "form_response": obj{"form_id": in.Object, "token": in.ID, "submitted_at": in.RFC3339()}},
-					"User-Agent", "Typeform Webhooks")
-			},
-			AlwaysSends: []string{"Content-Type", "User-Agent", "Typeform-Signature"},
 		},
 		Preset{
 			Name:        "calendly",
@@ -416,10 +263,6 @@ func init() {
 			Spec:        timestampedPairs("Calendly-Webhook-Signature", 3*time.Minute),
 			DedupKey:    `body.event + ":" + (body.payload?.uri ?? "") + ":" + body.created_at`,
 			Docs:        "https://developer.calendly.com/api-docs/4c305798a61d3-webhook-signatures",
-			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"event": in.pick("invitee.created", "invitee.canceled"), "created_at": in.RFC3339(), "payload": obj{"uri": "https://api.calendly.com/scheduled_events/" + in.Object + "/invitees/1", "email": "jane@example.com"}})
-			},
-			AlwaysSends: []string{"Content-Type", "Calendly-Webhook-Signature"},
 		},
 		Preset{
 			Name:        "hubspot-v1",
@@ -427,16 +270,12 @@ func init() {
 			Spec:        Spec{Algorithm: "hash-sha256", Header: "X-HubSpot-Signature", Encoding: "hex", Content: "{secret}{body}"},
 			DedupKey:    hubspotDedupKey,
 			Docs:        "https://developers.hubspot.com/docs/api/webhooks/validating-requests",
-			NewSample:   hubspotSample("v1"),
-			AlwaysSends: []string{"Content-Type", "X-HubSpot-Signature", "X-HubSpot-Signature-Version"},
 		},
 		Preset{
 			Name:        "hubspot-v2",
 			Description: "HubSpot v2: X-HubSpot-Signature, SHA-256 of client secret + method + URL + body, hex (set public_url)",
 			Spec:        Spec{Algorithm: "hash-sha256", Header: "X-HubSpot-Signature", Encoding: "hex", Content: "{secret}{method}{url}{body}"},
 			Docs:        "https://developers.hubspot.com/docs/api/webhooks/validating-requests",
-			NewSample:   hubspotSample("v2"),
-			AlwaysSends: []string{"Content-Type", "X-HubSpot-Signature", "X-HubSpot-Signature-Version"},
 		},
 		Preset{
 			// HubSpot's docs decode some %xx in the URI; its SDKs sign the URL
@@ -448,10 +287,8 @@ func init() {
 				Content: "{method}{url}{body}{timestamp}", TimestampHeader: "X-HubSpot-Request-Timestamp", TimestampUnit: "ms",
 				Tolerance: 5 * time.Minute,
 			},
-			DedupKey:    hubspotDedupKey,
-			Docs:        "https://developers.hubspot.com/docs/api/webhooks/validating-requests",
-			NewSample:   hubspotSample(""),
-			AlwaysSends: []string{"Content-Type", "X-HubSpot-Signature-v3", "X-HubSpot-Request-Timestamp"},
+			DedupKey: hubspotDedupKey,
+			Docs:     "https://developers.hubspot.com/docs/api/webhooks/validating-requests",
 		},
 		Preset{
 			Name:           "adyen",
@@ -468,10 +305,7 @@ func init() {
 			KeyKind:      "HMAC key (hex)",
 			SecretKind:   SecretMACKeyHex,
 			Docs:         "https://docs.adyen.com/development-resources/webhooks/secure-webhooks/verify-hmac-signatures/",
-			SampleSigner: signedInBody{},
 			NewKeys:      hexKeys,
-			NewSample:    adyenSample,
-			AlwaysSends:  []string{"Content-Type"},
 		},
 		Preset{
 			Name:        "vercel",
@@ -479,10 +313,6 @@ func init() {
 			Spec:        Spec{Algorithm: "hmac-sha1", Header: "x-vercel-signature", Encoding: "hex"},
 			DedupKey:    `body.id`,
 			Docs:        "https://vercel.com/docs/webhooks/webhooks-api#securing-webhooks",
-			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"id": "evt_" + in.ID, "type": in.pick("deployment.created", "deployment.succeeded"), "createdAt": in.Now.UnixMilli(), "payload": obj{"deployment": obj{"id": "dpl_" + in.Object}}})
-			},
-			AlwaysSends: []string{"Content-Type", "x-vercel-signature"},
 		},
 		Preset{
 			Name:        "sentry",
@@ -490,11 +320,6 @@ func init() {
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "Sentry-Hook-Signature", Encoding: "hex"},
 			DedupKey:    `headers["request-id"]`,
 			Docs:        "https://docs.sentry.io/organization/integrations/integration-platform/webhooks/",
-			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"action": in.pick("created", "resolved"), "installation": obj{"uuid": uuid()}, "data": obj{"issue": obj{"id": in.Object}}},
-					"Sentry-Hook-Resource", "issue", "Sentry-Hook-Timestamp", strconv.FormatInt(in.Now.Unix(), 10), "Request-ID", uuid())
-			},
-			AlwaysSends: []string{"Content-Type", "Request-ID", "Sentry-Hook-Resource", "Sentry-Hook-Timestamp", "Sentry-Hook-Signature"},
 		},
 		Preset{
 			Name:        "postmark",
@@ -506,8 +331,6 @@ func init() {
 			SecretKind:   SecretToken,
 			Docs:         "https://postmarkapp.com/developer/webhooks/webhooks-overview",
 			BodyUnsigned: true,
-			NewSample:    postmarkSample,
-			AlwaysSends:  []string{"Content-Type", "Authorization"},
 		},
 		Preset{
 			Name:         "basic-auth",
@@ -517,8 +340,6 @@ func init() {
 			SecretKind:   SecretToken,
 			BodyUnsigned: true,
 			Format:       FormatEither,
-			NewSample:    postmarkSample,
-			AlwaysSends:  []string{"Content-Type", "Authorization"},
 		},
 		Preset{
 			Name:        "woocommerce",
@@ -529,19 +350,6 @@ func init() {
 			// body's digest is the key.
 			Handshakes: []*Handshake{wooCommercePing},
 			Docs:       "https://woocommerce.github.io/woocommerce-rest-api-docs/#webhooks",
-			NewSample: func(in SampleInput) (Sample, error) {
-				// The headers WC_Webhook::deliver sets; the topic is the
-				// resource and event.
-				// WC_Webhook's delivery id is a hash of the webhook id and
-				// the current second: two events in one second share it.
-				return jsonSample(obj{"id": in.ObjectNumber(), "status": in.pick("processing", "completed"), "currency": "USD", "total": "29.35",
-					"date_created_gmt": in.Now.UTC().Format("2006-01-02T15:04:05"), "date_modified_gmt": in.Now.UTC().Format("2006-01-02T15:04:05")},
-					"User-Agent", "WooCommerce/10.3.0 Hookshot (WordPress/6.8.3)", "X-WC-Webhook-Source", "https://shop.example.com/",
-					"X-WC-Webhook-Topic", in.pick("order.created", "order.updated"), "X-WC-Webhook-Resource", "order", "X-WC-Webhook-Event", in.pick("created", "updated"),
-					"X-WC-Webhook-ID", "42", "X-WC-Webhook-Delivery-ID", wooCommerceDeliveryID("42", in.Now))
-			},
-			AlwaysSends: []string{"Content-Type", "User-Agent", "X-WC-Webhook-Source", "X-WC-Webhook-Topic", "X-WC-Webhook-Resource", "X-WC-Webhook-Event",
-				"X-WC-Webhook-Signature", "X-WC-Webhook-ID", "X-WC-Webhook-Delivery-ID"},
 		},
 		Preset{
 			Name:        "mux",
@@ -549,11 +357,6 @@ func init() {
 			Spec:        timestampedPairs("Mux-Signature", 5*time.Minute),
 			DedupKey:    `body.id`,
 			Docs:        "https://docs.mux.com/core/verify-webhook-signatures",
-			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"type": in.pick("video.asset.created", "video.asset.ready"), "id": uuid(), "created_at": in.RFC3339(), "object": obj{"type": "asset", "id": in.Object},
-					"data": obj{"id": in.Object, "status": in.pick("preparing", "ready")}})
-			},
-			AlwaysSends: []string{"Content-Type", "Mux-Signature"},
 		},
 		Preset{
 			Name:        "lemonsqueezy",
@@ -562,12 +365,6 @@ func init() {
 			DedupKey:    `body.meta.event_name + ":" + string(body.data.id) + ":" + body.data.attributes.updated_at`,
 			Live:        `body.meta.test_mode != true`,
 			Docs:        "https://docs.lemonsqueezy.com/help/webhooks/signing-requests",
-			NewSample: func(in SampleInput) (Sample, error) {
-				event := in.pick("order_created", "order_refunded")
-				return jsonSample(obj{"meta": obj{"event_name": event, "test_mode": true}, "data": obj{"type": "orders", "id": in.Object, "attributes": obj{"updated_at": in.RFC3339()}}},
-					"X-Event-Name", event)
-			},
-			AlwaysSends: []string{"Content-Type", "X-Event-Name", "X-Signature"},
 		},
 		Preset{
 			Name:        "coinbase-commerce",
@@ -575,11 +372,6 @@ func init() {
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-CC-Webhook-Signature", Encoding: "hex"},
 			DedupKey:    `body.event.id`,
 			Docs:        "https://docs.cdp.coinbase.com/commerce-onchain/docs/webhooks-security",
-			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"id": uuid(), "scheduled_for": in.RFC3339(), "attempt_number": 1, "event": obj{"id": uuid(), "resource": "event", "type": in.pick("charge:created", "charge:confirmed"), "api_version": "2018-03-22", "created_at": in.RFC3339(),
-					"data": obj{"id": uuidOf(in.Object), "code": "HOOKGATE", "resource": "charge"}}})
-			},
-			AlwaysSends: []string{"Content-Type", "X-CC-Webhook-Signature"},
 		},
 		Preset{
 			Name:           "contentful",
@@ -594,13 +386,6 @@ func init() {
 			Docs:            "https://www.contentful.com/developers/docs/webhooks/request-verification/",
 			BespokeSignsURL: true,
 			Signer:          &contentful{},
-			NewSample: func(in SampleInput) (Sample, error) {
-				// Contentful's own Content-Type; the signature covers it.
-				return jsonSample(obj{"sys": obj{"type": "Entry", "id": in.Object, "revision": 1 + in.Step, "space": obj{"sys": obj{"type": "Link", "linkType": "Space", "id": "hookgatespace"}}}, "fields": obj{"title": obj{"en-US": "Hookgate"}}},
-					"Content-Type", "application/vnd.contentful.management.v1+json", "X-Contentful-Topic", in.pick("ContentManagement.Entry.publish", "ContentManagement.Entry.unpublish"),
-					"X-Contentful-Webhook-Name", "Hookgate", "X-Contentful-Idempotency-Key", randomHex(32))
-			},
-			AlwaysSends: []string{"Content-Type", "X-Contentful-Topic", "X-Contentful-Webhook-Name", "x-contentful-signature", "x-contentful-signed-headers", "x-contentful-timestamp"},
 		},
 		Preset{
 			Name:        "jira",
@@ -608,11 +393,6 @@ func init() {
 			Spec:        hubSignature("X-Hub-Signature", "sha256=", "hmac-sha256"),
 			DedupKey:    `headers["x-atlassian-webhook-identifier"]`,
 			Docs:        "https://developer.atlassian.com/cloud/jira/platform/webhooks/#secure-admin-webhooks",
-			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"timestamp": in.Now.UnixMilli(), "webhookEvent": in.pick("jira:issue_created", "jira:issue_updated"), "issue_event_type_name": in.pick("issue_created", "issue_updated"), "issue": obj{"id": in.Object, "key": "HG-1"}},
-					"User-Agent", "Atlassian Webhook HTTP Client", "X-Atlassian-Webhook-Identifier", in.ID)
-			},
-			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Atlassian-Webhook-Identifier", "X-Hub-Signature"},
 		},
 		Preset{
 			Name:           "asana",
@@ -626,10 +406,6 @@ func init() {
 			SecretKind:     SecretToken,
 			Docs:           "https://developers.asana.com/docs/webhooks-guide",
 			Signer:         &asana{},
-			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"events": []obj{{"action": in.pick("added", "changed"), "created_at": in.RFC3339(), "resource": obj{"gid": strconv.FormatInt(in.ObjectNumber(), 10), "resource_type": "task"}, "user": obj{"gid": "1"}}}})
-			},
-			AlwaysSends: []string{"Content-Type", "X-Hook-Signature"},
 		},
 		Preset{
 			Name:        "okta",
@@ -643,13 +419,6 @@ func init() {
 			SecretKind:   SecretToken,
 			Docs:         "https://developer.okta.com/docs/concepts/event-hooks/",
 			BodyUnsigned: true,
-			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"eventType": "com.okta.event_hook", "eventTypeVersion": "1.0", "cloudEventsVersion": "0.1", "source": "https://example.okta.com/api/v1/eventHooks/who" + in.ID[:8],
-					"eventId": uuid(), "eventTime": in.RFC3339(), "contentType": "application/json", "data": obj{"events": []obj{{"uuid": uuid(), "eventType": in.pick("user.session.start", "user.session.end"),
-						"actor": obj{"id": "00u" + in.Object, "type": "User"}}}}},
-					"Accept", "application/json")
-			},
-			AlwaysSends: []string{"Content-Type", "Accept", "Authorization"},
 		},
 		Preset{
 			Name:           "microsoft-graph",
@@ -663,22 +432,13 @@ func init() {
 			SecretKind:     SecretToken,
 			Docs:           "https://learn.microsoft.com/en-us/graph/change-notifications-delivery-webhooks",
 			BodyUnsigned:   true,
-			SampleSigner:   signedInBody{},
-			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"value": []obj{{"subscriptionId": uuid(), "subscriptionExpirationDateTime": in.Now.Add(72 * time.Hour).UTC().Format(time.RFC3339), "clientState": in.Key,
-					"changeType": in.pick("created", "updated"), "resource": "Users/" + in.Object + "/Messages/1", "tenantId": uuid()}}}, "Content-Type", "application/json; charset=utf-8")
-			},
-			AlwaysSends: []string{"Content-Type"},
 		},
 		Preset{
-			Name:         "meta",
-			Description:  "Meta (Facebook, Instagram, Messenger): X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex (app secret); hub.challenge answered",
-			Spec:         hubSignature("X-Hub-Signature-256", "sha256=", "hmac-sha256"),
-			Handshakes:   []*Handshake{metaSubscribe},
-			Docs:         "https://developers.facebook.com/docs/graph-api/webhooks/getting-started",
-			NewSample:    whatsappSample,
-			SampleSigner: metaSigner,
-			AlwaysSends:  []string{"Content-Type", "User-Agent", "X-Hub-Signature-256", "X-Hub-Signature"},
+			Name:        "meta",
+			Description: "Meta (Facebook, Instagram, Messenger): X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex (app secret); hub.challenge answered",
+			Spec:        hubSignature("X-Hub-Signature-256", "sha256=", "hmac-sha256"),
+			Handshakes:  []*Handshake{metaSubscribe},
+			Docs:        "https://developers.facebook.com/docs/graph-api/webhooks/getting-started",
 		},
 		Preset{
 			Name:        "whatsapp",
@@ -686,12 +446,9 @@ func init() {
 			Spec:        hubSignature("X-Hub-Signature-256", "sha256=", "hmac-sha256"),
 			// A message id names a message, not an event: each status
 			// (sent, delivered, read) is one, and a request may batch many.
-			DedupKey:     whatsappDedupKey,
-			Handshakes:   []*Handshake{metaSubscribe},
-			Docs:         "https://developers.facebook.com/docs/whatsapp/cloud-api/guides/set-up-webhooks",
-			NewSample:    whatsappSample,
-			SampleSigner: metaSigner,
-			AlwaysSends:  []string{"Content-Type", "User-Agent", "X-Hub-Signature-256", "X-Hub-Signature"},
+			DedupKey:   whatsappDedupKey,
+			Handshakes: []*Handshake{metaSubscribe},
+			Docs:       "https://developers.facebook.com/docs/whatsapp/cloud-api/guides/set-up-webhooks",
 		},
 		Preset{
 			Name:        "pagerduty",
@@ -699,15 +456,6 @@ func init() {
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-PagerDuty-Signature", Separator: ",", Prefix: "v1=", Encoding: "hex"},
 			DedupKey:    `body.event.id`,
 			Docs:        "https://developer.pagerduty.com/docs/webhooks/webhook-signatures/",
-			NewSample: func(in SampleInput) (Sample, error) {
-				// X-Webhook-Id is the event's id; X-Webhook-Subscription the
-				// subscription in its agent.
-				subscription := "PSUB" + strings.ToUpper(in.ID[:3])
-				return jsonSample(obj{"event": obj{"id": in.ID, "event_type": in.pick("incident.triggered", "incident.acknowledged"), "resource_type": "incident", "occurred_at": in.RFC3339(),
-					"agent": obj{"id": subscription, "type": "webhook_subscription_reference"}, "data": obj{"id": "Q" + in.Object, "type": "incident"}}},
-					"User-Agent", "PagerDuty-Webhook/V3.0", "X-Webhook-Id", in.ID, "X-Webhook-Subscription", subscription)
-			},
-			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Webhook-Id", "X-Webhook-Subscription", "X-PagerDuty-Signature"},
 		},
 		Preset{
 			// SNS signs every topic with the same certificate: a source is
@@ -727,12 +475,8 @@ func init() {
 			SecretFields: []string{"Signature", "Token", "SubscribeURL", "UnsubscribeURL"},
 			Unsigned: []string{"SigningCertURL: fetched only as SNS's certificate file on the topic's region's SNS host, the certificate checked to be SNS's",
 				"SignatureVersion, Signature: the signature itself", "UnsubscribeURL, MessageAttributes and the x-amz-sns-* headers: never read"},
-			Docs:         "https://docs.aws.amazon.com/sns/latest/dg/sns-verify-signature-of-message.html",
-			SampleSigner: signedInBody{},
-			NewKeys:      snsKeys,
-			NewSample:    snsSample,
-			// https://docs.aws.amazon.com/sns/latest/dg/SendMessageToHttp.prepare.html
-			AlwaysSends: []string{"Content-Type", "User-Agent", "X-Amz-Sns-Message-Type", "X-Amz-Sns-Message-Id", "X-Amz-Sns-Topic-Arn"},
+			Docs:    "https://docs.aws.amazon.com/sns/latest/dg/sns-verify-signature-of-message.html",
+			NewKeys: snsKeys,
 		},
 		Preset{
 			Name:        "x",
@@ -743,13 +487,6 @@ func init() {
 			// an object (see xCRC).
 			ObjectBodies: true,
 			Docs:         "https://docs.x.com/x-api/webhooks/introduction",
-			AlwaysSends:  []string{"Content-Type", "X-Twitter-Webhooks-Signature"},
-			NewSample: func(in SampleInput) (Sample, error) {
-				// Two likes of post Object.
-				return jsonSample(obj{"for_user_id": "2244994945", "favorite_events": []obj{{"id": in.ID, "created_at": in.Now.UTC().Format(time.RubyDate),
-					"timestamp_ms": in.Now.UnixMilli(), "favorited_status": obj{"id_str": strconv.FormatInt(in.ObjectNumber(), 10), "text": "Hookgate sample"},
-					"user": obj{"id_str": in.pick("2244994945", "783214"), "screen_name": in.pick("XDevelopers", "X")}}}})
-			},
 		},
 		Preset{
 			Name:           "plaid",
@@ -770,14 +507,8 @@ func init() {
 				{Name: "secret", Doc: "Plaid API secret of that environment", Example: "{env.PLAID_SECRET}"},
 				{Name: "environment", Doc: "production (default) or sandbox: the API host keys are fetched from", Example: "sandbox"},
 			},
-			SampleSigner: &plaid{},
-			NewKeys:      plaidKeys,
-			NewSample: func(in SampleInput) (Sample, error) {
-				// Two updates of item Object, byte for byte alike, as Plaid
-				// sends them: only the signed token tells them apart.
-				return jsonSample(obj{"environment": "sandbox", "error": nil, "item_id": in.Object, "new_transactions": 3, "webhook_code": "DEFAULT_UPDATE", "webhook_type": "TRANSACTIONS"})
-			},
-			AlwaysSends: []string{"Content-Type", "Plaid-Verification"},
+			Signer:  &plaid{},
+			NewKeys: plaidKeys,
 		},
 	)
 }

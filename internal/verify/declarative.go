@@ -576,6 +576,27 @@ func (d *Declarative) writeContent(w io.Writer, r *Request, ts, id string, secre
 	}
 }
 
+// SignedContent is what a declarative spec signs for msg: the content its
+// template makes of the message, the timestamp written as the spec writes
+// it. Key material in the content ({secret}) is left out. A credential
+// check (token, basic) signs nothing: nil, without an error.
+func SignedContent(spec Spec, msg Message) ([]byte, error) {
+	if a := strings.ToLower(spec.Algorithm); a == "token" || a == "basic" {
+		return nil, nil
+	}
+	d, err := compileSignature(spec)
+	if err != nil {
+		return nil, err
+	}
+	r := &Request{Body: msg.Body, Method: msg.Method, URL: msg.URL, Header: msg.Header}
+	if r.Header == nil {
+		r.Header = http.Header{}
+	}
+	var b bytes.Buffer
+	d.writeContent(&b, r, d.tsFormat(msg.Time), msg.ID, nil)
+	return b.Bytes(), nil
+}
+
 // Message is what Sign needs to produce a signature.
 type Message struct {
 	Body   []byte

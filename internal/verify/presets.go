@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -73,18 +72,6 @@ type Preset struct {
 	// is given, for re-signing and samples; nil when the gateway cannot
 	// sign the scheme. A declarative spec signs itself.
 	Signer Signer `json:"-"`
-	// SampleSigner signs sample events of a bespoke scheme without a
-	// Signer: Linear's signs the body but not the body timestamp, which
-	// only a sample sets; Plaid's JWT; signedInBody where NewSample signs.
-	SampleSigner Signer `json:"-"`
-	// NewSample builds a realistic test event, as `hookgate send` sends it.
-	NewSample func(SampleInput) (Sample, error) `json:"-"`
-	// AlwaysSends names the headers the provider sends with every event,
-	// the signature's among them. A backend that validates with the
-	// provider's SDK may refuse a request that lacks one, so a sample
-	// carries each of them (NewSample's headers plus the signer's); a test
-	// holds every preset to its list.
-	AlwaysSends []string `json:"-"`
 	// NewKeys makes a secret and signing key for a bespoke key format; nil
 	// derives them from Spec (see GenerateKeys).
 	NewKeys func() (secret, signingKey string, err error) `json:"-"`
@@ -183,7 +170,6 @@ type Signer interface {
 // standardWebhooks builds the Standard Webhooks scheme with a header prefix
 // ("webhook" or "svix"): id.timestamp.body, HMAC-SHA256, base64, whsec_ keys.
 func standardWebhooks(name, description, prefix, docs string) Preset {
-	sw := standardWebhooksHeaders{prefix: prefix}
 	return Preset{
 		Name:        name,
 		Description: description,
@@ -199,10 +185,8 @@ func standardWebhooks(name, description, prefix, docs string) Preset {
 			SecretEncoding:  "whsec",
 			Tolerance:       5 * time.Minute,
 		},
-		DedupKey:    `headers["` + prefix + `-id"]`,
-		NewSample:   sw.sample,
-		AlwaysSends: sw.sends(),
-		Docs:        docs,
+		DedupKey: `headers["` + prefix + `-id"]`,
+		Docs:     docs,
 	}
 }
 
@@ -245,42 +229,14 @@ func init() {
 			},
 			DedupKey: "body.id",
 			Live:     "body.livemode == true",
-			NewSample: func(in SampleInput) (Sample, error) {
-				return jsonSample(obj{"id": "evt_test_" + in.ID, "object": "event", "api_version": "2024-06-20", "created": in.Now.Unix(), "livemode": false,
-					"type": in.pick("payment_intent.created", "payment_intent.succeeded"),
-					"data": obj{"object": obj{"id": "pi_test_" + in.Object, "object": "payment_intent", "amount": 2000, "currency": "usd", "status": in.pick("requires_payment_method", "succeeded")}}},
-					"Content-Type", "application/json; charset=utf-8", "User-Agent", "Stripe/1.0 (+https://stripe.com/docs/webhooks)",
-					"Accept", "*/*; q=0.5, application/xml", "Cache-Control", "no-cache")
-			},
-			AlwaysSends: []string{"Content-Type", "User-Agent", "Accept", "Cache-Control", "Stripe-Signature"},
-			Docs:        "https://docs.stripe.com/webhooks#verify-manually",
+			Docs:     "https://docs.stripe.com/webhooks#verify-manually",
 		},
 		Preset{
 			Name:        "github",
 			Description: "GitHub: X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex",
 			Spec:        githubSpec,
 			DedupKey:    `headers["x-github-delivery"]`,
-			NewSample: func(in SampleInput) (Sample, error) {
-				// A repository webhook's ping, then a push to the repository:
-				// the hook and its target in the headers are the ones in the
-				// body.
-				hookID, repo := in.Now.Unix(), in.ObjectNumber()
-				body := obj{"zen": "Keep it logically awesome.", "hook_id": hookID,
-					"hook":       obj{"type": "Repository", "id": hookID, "name": "web", "active": true, "events": []string{"push"}, "config": obj{"content_type": "json", "insecure_ssl": "0"}},
-					"repository": obj{"id": repo, "full_name": "octocat/Hello-World"}, "sender": obj{"login": "octocat"}}
-				if in.Step > 0 {
-					body = obj{"ref": "refs/heads/main", "before": in.Object, "after": in.ID, "repository": obj{"id": repo, "full_name": "octocat/Hello-World"}, "pusher": obj{"name": "octocat"}, "sender": obj{"login": "octocat"}}
-				}
-				return jsonSample(body,
-					"User-Agent", "GitHub-Hookshot/"+in.ID[:7], "X-GitHub-Event", in.pick("ping", "push"), "X-GitHub-Delivery", uuid(), "X-GitHub-Hook-ID", strconv.FormatInt(hookID, 10),
-					"X-GitHub-Hook-Installation-Target-Type", "repository", "X-GitHub-Hook-Installation-Target-ID", strconv.FormatInt(repo, 10))
-			},
-			// GitHub sends the SHA-1 X-Hub-Signature beside the SHA-256 one
-			// whenever the webhook has a secret.
-			SampleSigner: sampleSigners{mustSigner(githubSpec), mustSigner(hubSignature("X-Hub-Signature", "sha1=", "hmac-sha1"))},
-			AlwaysSends: []string{"Content-Type", "User-Agent", "X-GitHub-Event", "X-GitHub-Delivery", "X-GitHub-Hook-ID",
-				"X-GitHub-Hook-Installation-Target-Type", "X-GitHub-Hook-Installation-Target-ID", "X-Hub-Signature", "X-Hub-Signature-256"},
-			Docs: "https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries",
+			Docs:        "https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries",
 		},
 		standardWebhooks("standard-webhooks", "Standard Webhooks: webhook-id/-timestamp/-signature v1,… over id.timestamp.body, HMAC-SHA256 base64, whsec_ key", "webhook",
 			"https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md"),

@@ -536,29 +536,3 @@ func signSNS(msg map[string]string, priv *rsa.PrivateKey, certURL string, versio
 	msg["Signature"] = base64.StdEncoding.EncodeToString(sig)
 	return nil
 }
-
-// snsSample is a signed Notification to the signing key's topic.
-func snsSample(in SampleInput) (Sample, error) {
-	k, priv, der, err := parseSNSKey(in.Key)
-	if err != nil {
-		return Sample{}, err
-	}
-	id := uuid()
-	msg := map[string]string{
-		"Type": "Notification", "MessageId": id, "TopicArn": k.TopicArn, "Subject": "Hookgate sample",
-		"Message":        string(mustJSON(obj{"order_id": in.Object, "status": in.pick("shipped", "delivered")})),
-		"Timestamp":      in.Now.UTC().Format("2006-01-02T15:04:05.000Z"),
-		"UnsubscribeURL": "https://sns.us-east-1.amazonaws.com/?Action=Unsubscribe&SubscriptionArn=" + k.TopicArn + ":" + uuid(),
-	}
-	if err := signSNS(msg, priv, SNSCertURL(der), "2"); err != nil {
-		return Sample{}, err
-	}
-	return Sample{Body: mustJSON(msg), Header: http.Header{
-		"Content-Type":               {"text/plain; charset=UTF-8"},
-		"User-Agent":                 {"Amazon Simple Notification Service Agent"},
-		"X-Amz-Sns-Message-Type":     {"Notification"},
-		"X-Amz-Sns-Message-Id":       {id},
-		"X-Amz-Sns-Topic-Arn":        {k.TopicArn},
-		"X-Amz-Sns-Subscription-Arn": {k.TopicArn + ":" + uuid()},
-	}}, nil
-}

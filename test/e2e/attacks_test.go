@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookgate/hookgate/internal/samples"
 	"github.com/hookgate/hookgate/internal/verify"
 )
 
@@ -382,7 +383,7 @@ sources:
 	plaidBody := []byte(`{"webhook_type":"TRANSACTIONS","webhook_code":"DEFAULT_UPDATE","item_id":"item-1","new_transactions":3,"environment":"sandbox","error":null}`)
 	var firstPlaid http.Header
 	for i := range 3 {
-		h, err := verify.SignSample(plaidPreset, plaidKey, verify.Sample{Body: plaidBody, Header: http.Header{}}, g.url("/hooks/plaid"), time.Now())
+		h, err := samples.Sign(plaidPreset, plaidKey, samples.Sample{Body: plaidBody, Header: http.Header{}}, g.url("/hooks/plaid"), time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookgate/hookgate/internal/samples"
 	"github.com/hookgate/hookgate/internal/verify"
 )
 
@@ -203,7 +204,7 @@ func TestPlaidKeyRotation(t *testing.T) {
 	g := startGateway(t, dir, port, admin)
 	send := func(key, item string) int {
 		body := []byte(`{"webhook_type":"TRANSACTIONS","webhook_code":"DEFAULT_UPDATE","item_id":"` + item + `","environment":"sandbox"}`)
-		signed, err := verify.SignSample(p, key, verify.Sample{Body: body, Header: http.Header{}}, g.url("/hooks/plaid"), time.Now())
+		signed, err := samples.Sign(p, key, samples.Sample{Body: body, Header: http.Header{}}, g.url("/hooks/plaid"), time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

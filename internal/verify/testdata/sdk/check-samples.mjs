@@ -4,11 +4,11 @@
 // what the gateway sends, headers included, not a copy of it:
 //
 //   cd internal/verify/testdata/sdk && npm ci
-//   HOOKGATE_SAMPLES_OUT=$PWD/samples.json go test -count=1 -run TestWriteSDKSamples ../..
+//   HOOKGATE_SAMPLES_OUT=$PWD/samples.json go test -count=1 -run TestWriteSDKSamples ../../../samples
 //   node check-samples.mjs samples.json > check-samples.txt
 //
 // Exits non-zero when an SDK refuses a sample or a header the preset lists
-// in AlwaysSends is missing. Providers without an official Node validator
+// in the kit's Sends is missing. Providers without an official Node validator
 // are reported as such, with only the header list checked.
 
 import { readFileSync } from "node:fs";

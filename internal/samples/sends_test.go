@@ -1,4 +1,4 @@
-package verify
+package samples
 
 import (
 	"bytes"
@@ -10,13 +10,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookgate/hookgate/internal/verify"
 )
 
 // sampleRequest builds a preset's sample with a fresh key pair and the
 // headers `hookgate send` sends: the sample's, then the signer's.
-func sampleRequest(t *testing.T, p Preset, now time.Time, target string) (secret string, s Sample) {
+func sampleRequest(t *testing.T, p verify.Preset, now time.Time, target string) (secret string, s Sample) {
 	t.Helper()
-	secret, signingKey, err := GenerateKeys(p)
+	secret, signingKey, err := verify.GenerateKeys(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,13 +26,13 @@ func sampleRequest(t *testing.T, p Preset, now time.Time, target string) (secret
 }
 
 // signedRequest is sampleRequest with a given signing key.
-func signedRequest(t *testing.T, p Preset, signingKey string, now time.Time, target string) Sample {
+func signedRequest(t *testing.T, p verify.Preset, signingKey string, now time.Time, target string) Sample {
 	t.Helper()
-	s, err := p.SampleEvent(signingKey, now)
+	s, err := Event(p, signingKey, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	signed, err := SignSample(p, signingKey, s, target, now)
+	signed, err := Sign(p, signingKey, s, target, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,24 +52,24 @@ func hasFold(names []string, name string) bool {
 // if none is missing.
 func TestSamplesCarryWhatProvidersSend(t *testing.T) {
 	now := time.Now()
-	for _, p := range Presets() {
+	for _, p := range verify.Presets() {
 		t.Run(p.Name, func(t *testing.T) {
-			if len(p.AlwaysSends) == 0 {
+			if len(Sends(p)) == 0 {
 				t.Fatal("AlwaysSends is empty: list the headers the provider sends with every event")
 			}
-			if !hasFold(p.AlwaysSends, "Content-Type") {
+			if !hasFold(Sends(p), "Content-Type") {
 				t.Error("AlwaysSends lacks Content-Type")
 			}
 			// What the scheme reads is sent, so it belongs to the list.
 			if p.Build == nil {
 				for _, name := range []string{p.Spec.Header, p.Spec.IDHeader, p.Spec.TimestampHeader} {
-					if name != "" && !hasFold(p.AlwaysSends, name) {
+					if name != "" && !hasFold(Sends(p), name) {
 						t.Errorf("AlwaysSends lacks %s, which the scheme reads", name)
 					}
 				}
 			}
 			_, s := sampleRequest(t, p, now, "https://hooks.example.com/webhooks/"+p.Name)
-			for _, name := range p.AlwaysSends {
+			for _, name := range Sends(p) {
 				if s.Header.Get(name) == "" {
 					t.Errorf("sample lacks %s", name)
 				}
@@ -93,7 +95,7 @@ func TestSampleHeadersMatchBody(t *testing.T) {
 	}
 	now := time.Now()
 	for _, c := range cases {
-		p, ok := Lookup(c.provider)
+		p, ok := verify.Lookup(c.provider)
 		if !ok {
 			t.Fatalf("no preset %s", c.provider)
 		}
@@ -119,7 +121,7 @@ func TestSampleHeadersMatchBody(t *testing.T) {
 		}
 	}
 	// The topic WooCommerce sends is its resource and event.
-	p, _ := Lookup("woocommerce")
+	p, _ := verify.Lookup("woocommerce")
 	_, s := sampleRequest(t, p, now, "https://hooks.example.com/webhooks/woocommerce")
 	if topic := s.Header.Get("X-WC-Webhook-Resource") + "." + s.Header.Get("X-WC-Webhook-Event"); topic != s.Header.Get("X-WC-Webhook-Topic") {
 		t.Errorf("woocommerce: topic %q, resource.event %q", s.Header.Get("X-WC-Webhook-Topic"), topic)
@@ -127,10 +129,10 @@ func TestSampleHeadersMatchBody(t *testing.T) {
 }
 
 // TestWriteSDKSamples writes every preset's sample, as `hookgate send`
-// sends it, for testdata/sdk/check-samples.mjs to feed through the
+// sends it, for internal/verify/testdata/sdk/check-samples.mjs to feed through the
 // providers' SDKs. It runs only when HOOKGATE_SAMPLES_OUT names the file:
 //
-//	HOOKGATE_SAMPLES_OUT=$PWD/testdata/sdk/samples.json go test -run TestWriteSDKSamples ./internal/verify/
+//	HOOKGATE_SAMPLES_OUT=$PWD/internal/verify/testdata/sdk/samples.json go test -run TestWriteSDKSamples ./internal/samples/
 func TestWriteSDKSamples(t *testing.T) {
 	out := os.Getenv("HOOKGATE_SAMPLES_OUT")
 	if out == "" {
@@ -148,7 +150,7 @@ func TestWriteSDKSamples(t *testing.T) {
 	}
 	now := time.Now()
 	var all []sample
-	for _, p := range Presets() {
+	for _, p := range verify.Presets() {
 		target := "https://hooks.example.com/webhooks/" + p.Name + "?tenant=1"
 		secret, s := sampleRequest(t, p, now, target)
 		if p.Name == "contentful" {
@@ -162,7 +164,7 @@ func TestWriteSDKSamples(t *testing.T) {
 			h[strings.ToLower(k)] = s.Header.Get(k)
 		}
 		all = append(all, sample{Provider: p.Name, Secret: secret, Method: http.MethodPost, URL: target, Headers: h,
-			Body: base64.StdEncoding.EncodeToString(s.Body), Timestamp: now.Unix(), AlwaysSends: p.AlwaysSends})
+			Body: base64.StdEncoding.EncodeToString(s.Body), Timestamp: now.Unix(), AlwaysSends: Sends(p)})
 	}
 	b, err := json.MarshalIndent(all, "", "  ")
 	if err != nil {
