@@ -225,7 +225,7 @@ var sensitiveHeaders = func() map[string]bool {
 		if p.Spec.Header != "" {
 			m[strings.ToLower(p.Spec.Header)] = true
 		}
-		for _, h := range p.BespokeHeaders {
+		for _, h := range p.Bespoke.Headers {
 			if strings.Contains(strings.ToLower(h), "sig") || strings.Contains(strings.ToLower(h), "secret") || strings.Contains(strings.ToLower(h), "verification") {
 				m[strings.ToLower(h)] = true
 			}

@@ -558,7 +558,7 @@ func cmdSend(fl caddycmd.Flags) (int, error) {
 			provider = src.Provider
 		}
 		if secret == "" {
-			if p, ok := verify.Lookup(provider); ok && p.SecretKind == verify.SecretPublicKey {
+			if p, ok := verify.Lookup(provider); ok && p.Keys.Kind == verify.SecretPublicKey {
 				return caddy.ExitCodeFailedStartup, fmt.Errorf("provider %s verifies with a public key; pass the private key with --secret", provider)
 			}
 			secret = src.Secrets[0]

@@ -15,17 +15,17 @@ func TestPresetExpressionsCompile(t *testing.T) {
 		t.Fatalf("%d presets, want at least 40", len(presets))
 	}
 	for _, p := range presets {
-		if p.DedupKey != "" {
-			if _, err := rules.CompileKey(p.DedupKey); err != nil {
-				t.Errorf("%s: dedup key %q: %v", p.Name, p.DedupKey, err)
+		if p.Dedup.Key != "" {
+			if _, err := rules.CompileKey(p.Dedup.Key); err != nil {
+				t.Errorf("%s: dedup key %q: %v", p.Name, p.Dedup.Key, err)
 			}
 		}
-		if p.Live != "" {
-			if _, err := rules.CompileCondition(p.Live); err != nil {
-				t.Errorf("%s: live marker %q: %v", p.Name, p.Live, err)
+		if p.Live.Expr != "" {
+			if _, err := rules.CompileCondition(p.Live.Expr); err != nil {
+				t.Errorf("%s: live marker %q: %v", p.Name, p.Live.Expr, err)
 			}
 		}
-		if p.Description == "" || (p.Build == nil && p.Spec.Header == "") || (p.Build != nil && p.Bespoke == "") {
+		if p.Description == "" || (p.Bespoke.Build == nil && p.Spec.Header == "") || (p.Bespoke.Build != nil && p.Bespoke.Describe == "") {
 			t.Errorf("%s: incomplete definition", p.Name)
 		}
 	}

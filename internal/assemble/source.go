@@ -80,7 +80,7 @@ func presetScheme(cfg *config.Config, src *config.Source, s *ingest.Source) (ver
 	}
 	// A preset with provider_options may fetch its keys (Plaid); it says
 	// itself when that is not enough.
-	if len(src.Secrets) == 0 && !preset.LearnsSecret && len(src.ProviderOptions) == 0 {
+	if len(src.Secrets) == 0 && !preset.Keys.Learned && len(src.ProviderOptions) == 0 {
 		at := src.SecretsPos
 		if at.Line == 0 {
 			at = src.Pos
@@ -101,17 +101,17 @@ func presetScheme(cfg *config.Config, src *config.Source, s *ingest.Source) (ver
 	s.SignsURL = preset.SignsURL()
 	s.Format = preset.Format
 	s.DigestFallback = src.Dedup.Key == "" && !src.Dedup.Disabled
-	s.SchemeKey = src.Dedup.Key == "" && !src.Dedup.Disabled && preset.SchemeDedupKey != ""
+	s.SchemeKey = src.Dedup.Key == "" && !src.Dedup.Disabled && preset.Dedup.Scheme != ""
 	s.ReplayDigest = preset.Replayable() && !src.Dedup.Disabled && !src.Dedup.NoReplayDigest
-	s.SecretHeaders = append([]string{preset.Spec.Header}, preset.BespokeHeaders...)
-	s.SecretFields = preset.SecretFields
+	s.SecretHeaders = append([]string{preset.Spec.Header}, preset.Bespoke.Headers...)
+	s.SecretFields = preset.Trust.SecretFields
 	return preset, nil
 }
 
 // checkProviderOptions refuses provider_options the preset does not read.
 func checkProviderOptions(preset verify.Preset, opts map[string]string) error {
 	var known []string
-	for _, o := range preset.Options {
+	for _, o := range preset.Keys.Options {
 		known = append(known, o.Name)
 	}
 	for name := range opts {
@@ -191,7 +191,7 @@ func checkSharedKeys(p verify.Preset, secrets []string) error {
 // compileLearning sets up a source whose secret a handshake establishes.
 // learn_secret opens the window for it; without one, handshakes are refused.
 func compileLearning(cfg *config.Config, src *config.Source, preset verify.Preset, s *ingest.Source) error {
-	s.Learns = src.Provider != "" && preset.LearnsSecret
+	s.Learns = src.Provider != "" && preset.Keys.Learned
 	s.Scope = ingest.SecretScope(src.Name, src.Path, src.PublicURL)
 	if src.LearnSecretPos == (config.Pos{}) {
 		return nil
@@ -218,12 +218,12 @@ func compileMode(cfg *config.Config, src *config.Source, preset verify.Preset, s
 	switch {
 	case src.Provider == "":
 		return cfg.Errorf(src.ModePos, "source %s: mode needs a provider preset that marks test and live events", src.Name)
-	case preset.Live == "":
+	case preset.Live.Expr == "":
 		return cfg.Errorf(src.ModePos, "source %s: provider %s does not mark test and live events, so mode cannot be checked", src.Name, preset.Name)
-	case preset.LiveUnsigned:
-		return cfg.Errorf(src.ModePos, "source %s: provider %s marks test and live events outside what it signs (%s), so anyone replaying an event could flip it and mode cannot rely on it: give test and live their own sources and secrets, or route on it with a when: rule", src.Name, preset.Name, preset.Live)
+	case preset.Live.Unsigned:
+		return cfg.Errorf(src.ModePos, "source %s: provider %s marks test and live events outside what it signs (%s), so anyone replaying an event could flip it and mode cannot rely on it: give test and live their own sources and secrets, or route on it with a when: rule", src.Name, preset.Name, preset.Live.Expr)
 	}
-	prog, err := rules.CompileCondition(preset.Live)
+	prog, err := rules.CompileCondition(preset.Live.Expr)
 	if err != nil {
 		return cfg.Errorf(src.ModePos, "source %s: live-mode expression: %v", src.Name, err)
 	}
@@ -235,7 +235,7 @@ func compileMode(cfg *config.Config, src *config.Source, preset verify.Preset, s
 func compileDedup(cfg *config.Config, src *config.Source, preset verify.Preset, s *ingest.Source) error {
 	key, at := src.Dedup.Key, src.Dedup.KeyPos
 	if key == "" && src.Provider != "" {
-		key, at = preset.DedupKey, src.ProviderPos
+		key, at = preset.Dedup.Key, src.ProviderPos
 	}
 	if key == "" || src.Dedup.Disabled {
 		return nil

@@ -32,13 +32,13 @@ func TestCatalogDedupProperties(t *testing.T) {
 			path := "/hooks/" + p.Name
 			public := "https://hooks.example.com" + path
 			extra := fmt.Sprintf("    public_url: %s\n", public)
-			if p.LearnsSecret {
+			if p.Keys.Learned {
 				extra += "    learn_secret: {until: \"" + testNow.Add(time.Hour).UTC().Format(time.RFC3339) + "\"}\n"
 			} else {
 				extra += fmt.Sprintf("    secrets: [%q]\n", secret)
 			}
 			h, _ := routingHarness(t, fmt.Sprintf("upstreams:\n  legacy:\n    url: http://127.0.0.1:1\nsources:\n  s:\n    path: %s\n    provider: %s\n    default: [legacy]\n%s", path, p.Name, extra))
-			if p.LearnsSecret {
+			if p.Keys.Learned {
 				if rec := h.do("POST", path, http.Header{"X-Hook-Secret": {key}}, nil); rec.Code != 200 {
 					t.Fatalf("handshake: %d", rec.Code)
 				}

@@ -49,7 +49,7 @@ func TestNoHandshakeSignsAnEvent(t *testing.T) {
 				// What an attacker would want signed, and what the scheme
 				// signs for it.
 				payloads := []string{string(body)}
-				if p.Build == nil {
+				if p.Bespoke.Build == nil {
 					content, err := verify.SignedContent(p.Spec, verify.Message{Body: body, Method: http.MethodPost, URL: target, ID: "msg_1", Header: http.Header{}, Time: now})
 					if err != nil {
 						t.Fatal(err)
@@ -99,7 +99,7 @@ func signatureHeader(p verify.Preset, name string) bool {
 	if strings.EqualFold(name, p.Spec.Header) || strings.Contains(strings.ToLower(name), "signature") {
 		return true
 	}
-	for _, h := range p.BespokeHeaders {
+	for _, h := range p.Bespoke.Headers {
 		if strings.EqualFold(name, h) {
 			return true
 		}
@@ -207,11 +207,11 @@ func TestFetchFailureIsNeverForgery(t *testing.T) {
 				key = secret
 			}
 			opts := verify.Options{ProviderOptions: map[string]string{}}
-			for _, o := range p.Options {
+			for _, o := range p.Keys.Options {
 				opts.ProviderOptions[o.Name] = o.Example
 			}
 			secrets := []string{secret}
-			if len(p.Options) > 0 && p.SecretKind == verify.SecretPublicKey {
+			if len(p.Keys.Options) > 0 && p.Keys.Kind == verify.SecretPublicKey {
 				secrets = nil // keys come from the provider alone
 			}
 			scheme, err := p.Compile(secrets, opts)

@@ -21,7 +21,7 @@ func TestEverySampleVerifies(t *testing.T) {
 			}
 			body := req.Body
 			req.Body = []byte(changeOneByte(string(body)))
-			if _, err := scheme.Verify(req); err == nil && !p.BodyUnsigned {
+			if _, err := scheme.Verify(req); err == nil && !p.Trust.BodyUnsigned {
 				t.Fatalf("tampered sample accepted: %s", req.Body)
 			}
 			other, _, _ := verify.GenerateKeys(p)

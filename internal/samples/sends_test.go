@@ -61,7 +61,7 @@ func TestSamplesCarryWhatProvidersSend(t *testing.T) {
 				t.Error("AlwaysSends lacks Content-Type")
 			}
 			// What the scheme reads is sent, so it belongs to the list.
-			if p.Build == nil {
+			if p.Bespoke.Build == nil {
 				for _, name := range []string{p.Spec.Header, p.Spec.IDHeader, p.Spec.TimestampHeader} {
 					if name != "" && !hasFold(Sends(p), name) {
 						t.Errorf("AlwaysSends lacks %s, which the scheme reads", name)

@@ -50,10 +50,12 @@ func init() {
 				Content: "{id}.{timestamp}.{body}", IDHeader: "webhook-id", TimestampHeader: "webhook-timestamp",
 				SecretEncoding: "whpk", Tolerance: 5 * time.Minute,
 			},
-			DedupKey:   `headers["webhook-id"]`,
-			KeyKind:    "public key (whpk_…)",
-			SecretKind: SecretPublicKey,
-			Docs:       "https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md",
+			Docs:  "https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md",
+			Dedup: Dedup{Key: `headers["webhook-id"]`},
+			Keys: Keys{
+				Describe: "public key (whpk_…)",
+				Kind:     SecretPublicKey,
+			},
 		},
 		svixProvider("clerk", "Clerk", "https://clerk.com/docs/webhooks/sync-data"),
 		svixProvider("resend", "Resend", "https://resend.com/docs/dashboard/webhooks/verify-webhooks-requests"),
@@ -66,18 +68,18 @@ func init() {
 				Algorithm: "hmac-sha256", Header: "X-Slack-Signature", Prefix: "v0=", Encoding: "hex",
 				Content: "v0:{timestamp}:{body}", TimestampHeader: "X-Slack-Request-Timestamp", Tolerance: 5 * time.Minute,
 			},
-			DedupKey:   `body?.event_id`,
 			Handshakes: []*Handshake{slackSSLCheck, slackURLVerification},
 			// Events are JSON; slash commands and interactivity are forms.
 			Format: FormatEither,
 			Docs:   "https://api.slack.com/authentication/verifying-requests-from-slack",
+			Dedup:  Dedup{Key: `body?.event_id`},
 		},
 		Preset{
 			Name:        "shopify",
 			Description: "Shopify webhooks: X-Shopify-Hmac-Sha256 over the body, HMAC-SHA256 base64 (app client secret)",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-Shopify-Hmac-Sha256", Encoding: "base64"},
-			DedupKey:    `headers["x-shopify-webhook-id"]`,
 			Docs:        "https://shopify.dev/docs/apps/build/webhooks/subscribe/https#step-2-validate-the-origin-of-your-webhook",
+			Dedup:       Dedup{Key: `headers["x-shopify-webhook-id"]`},
 		},
 		Preset{
 			// The Events flavour drops the X- prefix; dedup uses
@@ -86,21 +88,23 @@ func init() {
 			Name:        "shopify-events",
 			Description: "Shopify Events: shopify-hmac-sha256 over the body, HMAC-SHA256 base64 (unprefixed headers)",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "shopify-hmac-sha256", Encoding: "base64"},
-			DedupKey:    `headers["shopify-webhook-id"]`,
 			Docs:        "https://shopify.dev/docs/apps/build/webhooks",
+			Dedup:       Dedup{Key: `headers["shopify-webhook-id"]`},
 		},
 		Preset{
-			Name:           "twilio",
-			Description:    "Twilio: X-Twilio-Signature, HMAC-SHA1 base64 over the URL and sorted form parameters, or the URL with bodySHA256 for JSON",
-			Build:          newTwilio,
-			Bespoke:        "hmac-sha1 base64 over {url} + sorted form name+value pairs; JSON bodies: {url} with bodySHA256 = hex sha256(body); URL tried with and without the default port",
-			BespokeHeaders: []string{"X-Twilio-Signature"},
-			DedupKey:       `headers["i-twilio-idempotency-token"]`,
+			Name:        "twilio",
+			Description: "Twilio: X-Twilio-Signature, HMAC-SHA1 base64 over the URL and sorted form parameters, or the URL with bodySHA256 for JSON",
 			// Forms, or JSON covered by bodySHA256.
-			Format:          FormatEither,
-			Docs:            "https://www.twilio.com/docs/usage/webhooks/webhooks-security",
-			BespokeSignsURL: true,
-			Signer:          &twilio{},
+			Format: FormatEither,
+			Docs:   "https://www.twilio.com/docs/usage/webhooks/webhooks-security",
+			Bespoke: Bespoke{
+				Build:    newTwilio,
+				Describe: "hmac-sha1 base64 over {url} + sorted form name+value pairs; JSON bodies: {url} with bodySHA256 = hex sha256(body); URL tried with and without the default port",
+				Headers:  []string{"X-Twilio-Signature"},
+				SignsURL: true,
+				Signer:   &twilio{},
+			},
+			Dedup: Dedup{Key: `headers["i-twilio-idempotency-token"]`},
 		},
 		Preset{
 			Name:        "sendgrid",
@@ -109,11 +113,15 @@ func init() {
 				Algorithm: "ecdsa-p256-sha256", Header: "X-Twilio-Email-Event-Webhook-Signature", Encoding: "base64",
 				Content: "{timestamp}{body}", TimestampHeader: "X-Twilio-Email-Event-Webhook-Timestamp", SecretEncoding: "der-base64",
 			},
-			// One request carries a batch; each event has an id.
-			DedupKey:   `join(map(body, {.sg_event_id}), ",")`,
-			KeyKind:    "public key (base64 DER)",
-			SecretKind: SecretPublicKey,
-			Docs:       "https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features",
+			Docs: "https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features",
+			Dedup: Dedup{
+				// One request carries a batch; each event has an id.
+				Key: `join(map(body, {.sg_event_id}), ",")`,
+			},
+			Keys: Keys{
+				Describe: "public key (base64 DER)",
+				Kind:     SecretPublicKey,
+			},
 		},
 		Preset{
 			Name:        "discord",
@@ -123,11 +131,13 @@ func init() {
 				Content: "{timestamp}{body}", TimestampHeader: "X-Signature-Timestamp", SecretEncoding: "hex",
 				Tolerance: 5 * time.Minute,
 			},
-			DedupKey:   `body.id`,
 			Handshakes: []*Handshake{discordPing},
-			KeyKind:    "public key (hex)",
-			SecretKind: SecretPublicKey,
 			Docs:       "https://discord.com/developers/docs/interactions/overview#setting-up-an-endpoint-validating-security-request-headers",
+			Dedup:      Dedup{Key: `body.id`},
+			Keys: Keys{
+				Describe: "public key (hex)",
+				Kind:     SecretPublicKey,
+			},
 		},
 		Preset{
 			Name:        "discord-events",
@@ -138,19 +148,23 @@ func init() {
 				Tolerance: 5 * time.Minute,
 			},
 			Handshakes: []*Handshake{discordEventsPing},
-			KeyKind:    "public key (hex)",
-			SecretKind: SecretPublicKey,
 			Docs:       "https://discord.com/developers/docs/events/webhook-events",
+			Keys: Keys{
+				Describe: "public key (hex)",
+				Kind:     SecretPublicKey,
+			},
 		},
 		Preset{
 			Name:        "square",
 			Description: "Square: x-square-hmacsha256-signature over notification URL + body, HMAC-SHA256 base64 (set public_url)",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "x-square-hmacsha256-signature", Encoding: "base64", Content: "{url}{body}"},
-			DedupKey:    `body.event_id`,
-			Live:        `headers["square-environment"] == "Production"`,
-			// Square signs the URL and body, not this header.
-			LiveUnsigned: true,
-			Docs:         "https://developer.squareup.com/docs/webhooks/step3validate",
+			Docs:        "https://developer.squareup.com/docs/webhooks/step3validate",
+			Dedup:       Dedup{Key: `body.event_id`},
+			Live: Live{
+				Expr: `headers["square-environment"] == "Production"`,
+				// Square signs the URL and body, not this header.
+				Unsigned: true,
+			},
 		},
 		Preset{
 			// The SDK keeps only the last h1; any h1 may match here, as the
@@ -161,8 +175,8 @@ func init() {
 				Algorithm: "hmac-sha256", Header: "Paddle-Signature", SignatureKey: "h1", TimestampKey: "ts", PairSeparator: ";",
 				Encoding: "hex", Content: "{timestamp}:{body}", Tolerance: 5 * time.Second,
 			},
-			DedupKey: `body.event_id`,
-			Docs:     "https://developer.paddle.com/webhooks/signature-verification",
+			Docs:  "https://developer.paddle.com/webhooks/signature-verification",
+			Dedup: Dedup{Key: `body.event_id`},
 		},
 		Preset{
 			// Zoom's own code hashes re-serialized JSON; Hookgate verifies the
@@ -182,61 +196,71 @@ func init() {
 		Preset{
 			Name:        "linear",
 			Description: "Linear: Linear-Signature over the body, HMAC-SHA256 hex; webhookTimestamp (ms) in the body within 60 s",
-			Build: func(secrets []string, opts Options) (Scheme, error) {
-				inner, err := New(linearSpec, secrets)
-				if err != nil {
-					return nil, err
-				}
-				tolerance := time.Minute
-				if opts.Tolerance > 0 {
-					tolerance = opts.Tolerance
-				}
-				return &withBodyTimestamp{Scheme: inner, field: "webhookTimestamp", unit: "ms", tolerance: tolerance}, nil
+			Docs:        "https://linear.app/developers/webhooks#securing-webhooks",
+			Bespoke: Bespoke{
+				Build: func(secrets []string, opts Options) (Scheme, error) {
+					inner, err := New(linearSpec, secrets)
+					if err != nil {
+						return nil, err
+					}
+					tolerance := time.Minute
+					if opts.Tolerance > 0 {
+						tolerance = opts.Tolerance
+					}
+					return &withBodyTimestamp{Scheme: inner, field: "webhookTimestamp", unit: "ms", tolerance: tolerance}, nil
+				},
+				Describe: "hmac-sha256 hex over {body}, then body.webhookTimestamp (ms) within 60s",
+				Headers:  []string{"Linear-Signature"},
 			},
-			Bespoke:        "hmac-sha256 hex over {body}, then body.webhookTimestamp (ms) within 60s",
-			BespokeHeaders: []string{"Linear-Signature"},
-			DedupKey:       `headers["linear-delivery"]`,
-			Docs:           "https://linear.app/developers/webhooks#securing-webhooks",
+			Dedup: Dedup{Key: `headers["linear-delivery"]`},
 		},
 		Preset{
 			Name:        "intercom",
 			Description: "Intercom: X-Hub-Signature sha1=… over the body, HMAC-SHA1 hex (app client secret); HEAD check answered",
 			Spec:        hubSignature("X-Hub-Signature", "sha1=", "hmac-sha1"),
-			DedupKey:    `body.id`,
 			Handshakes:  []*Handshake{headCheck},
 			Docs:        "https://developers.intercom.com/docs/webhooks/webhook-notifications",
+			Dedup:       Dedup{Key: `body.id`},
 		},
 		Preset{
-			Name:           "mailgun",
-			SecretFields:   []string{"signature"},
-			SignsFreshness: true,
-			Description:    "Mailgun: signature.{timestamp,token,signature} in the JSON body, HMAC-SHA256 hex of timestamp+token",
-			Build:          newMailgun,
-			Bespoke:        "hmac-sha256 hex over body.signature.timestamp + body.signature.token, tolerance 5m",
-			DedupKey:       `body["event-data"]?.id`,
-			Live:           `body["event-data"]?.flags?.["is-test-mode"] != true`,
-			LiveUnsigned:   true,
-			Docs:           "https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks",
-			BespokeHeaders: []string{},
-			// Mailgun signs timestamp+token, not the event: the body is not covered.
-			BodyUnsigned: true,
+			Name:        "mailgun",
+			Description: "Mailgun: signature.{timestamp,token,signature} in the JSON body, HMAC-SHA256 hex of timestamp+token",
+			Docs:        "https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks",
+			Trust: Trust{
+				SecretFields: []string{"signature"},
+				// Mailgun signs timestamp+token, not the event: the body is not covered.
+				BodyUnsigned: true,
+			},
+			Bespoke: Bespoke{
+				SignsFreshness: true,
+				Build:          newMailgun,
+				Describe:       "hmac-sha256 hex over body.signature.timestamp + body.signature.token, tolerance 5m",
+				Headers:        []string{},
+			},
+			Dedup: Dedup{Key: `body["event-data"]?.id`},
+			Live: Live{
+				Expr:     `body["event-data"]?.flags?.["is-test-mode"] != true`,
+				Unsigned: true,
+			},
 		},
 		Preset{
 			Name:        "bitbucket",
 			Description: "Bitbucket Cloud: X-Hub-Signature sha256=… over the body, HMAC-SHA256 hex",
 			Spec:        hubSignature("X-Hub-Signature", "sha256=", "hmac-sha256"),
-			DedupKey:    `headers["x-request-uuid"]`,
 			Docs:        "https://support.atlassian.com/bitbucket-cloud/docs/manage-webhooks/",
+			Dedup:       Dedup{Key: `headers["x-request-uuid"]`},
 		},
 		Preset{
-			Name:         "gitlab",
-			Description:  "GitLab: X-Gitlab-Token equal to the secret token (compared in constant time)",
-			Spec:         Spec{Algorithm: "token", Header: "X-Gitlab-Token"},
-			DedupKey:     `headers["idempotency-key"] ?? headers["x-gitlab-event-uuid"]`,
-			KeyKind:      "token",
-			SecretKind:   SecretToken,
-			Docs:         "https://docs.gitlab.com/user/project/integrations/webhooks/",
-			BodyUnsigned: true,
+			Name:        "gitlab",
+			Description: "GitLab: X-Gitlab-Token equal to the secret token (compared in constant time)",
+			Spec:        Spec{Algorithm: "token", Header: "X-Gitlab-Token"},
+			Docs:        "https://docs.gitlab.com/user/project/integrations/webhooks/",
+			Dedup:       Dedup{Key: `headers["idempotency-key"] ?? headers["x-gitlab-event-uuid"]`},
+			Keys: Keys{
+				Describe: "token",
+				Kind:     SecretToken,
+			},
+			Trust: Trust{BodyUnsigned: true},
 		},
 		Preset{
 			Name:        "twitch",
@@ -246,30 +270,30 @@ func init() {
 				Content: "{id}{timestamp}{body}", IDHeader: "Twitch-Eventsub-Message-Id",
 				TimestampHeader: "Twitch-Eventsub-Message-Timestamp", TimestampUnit: "rfc3339", Tolerance: 10 * time.Minute,
 			},
-			DedupKey:   `headers["twitch-eventsub-message-id"]`,
 			Handshakes: []*Handshake{twitchCallbackVerification},
 			Docs:       "https://dev.twitch.tv/docs/eventsub/handling-webhook-events/#verifying-the-event-message",
+			Dedup:      Dedup{Key: `headers["twitch-eventsub-message-id"]`},
 		},
 		Preset{
 			Name:        "typeform",
 			Description: "Typeform: Typeform-Signature sha256=… over the body, HMAC-SHA256 base64",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "Typeform-Signature", Prefix: "sha256=", Encoding: "base64"},
-			DedupKey:    `body.event_id`,
 			Docs:        "https://www.typeform.com/developers/webhooks/secure-your-webhooks/",
+			Dedup:       Dedup{Key: `body.event_id`},
 		},
 		Preset{
 			Name:        "calendly",
 			Description: "Calendly: Calendly-Webhook-Signature t=…,v1=… over t.body, HMAC-SHA256 hex",
 			Spec:        timestampedPairs("Calendly-Webhook-Signature", 3*time.Minute),
-			DedupKey:    `body.event + ":" + (body.payload?.uri ?? "") + ":" + body.created_at`,
 			Docs:        "https://developer.calendly.com/api-docs/4c305798a61d3-webhook-signatures",
+			Dedup:       Dedup{Key: `body.event + ":" + (body.payload?.uri ?? "") + ":" + body.created_at`},
 		},
 		Preset{
 			Name:        "hubspot-v1",
 			Description: "HubSpot v1: X-HubSpot-Signature, SHA-256 (a plain hash, not an HMAC) of client secret + body, hex",
 			Spec:        Spec{Algorithm: "hash-sha256", Header: "X-HubSpot-Signature", Encoding: "hex", Content: "{secret}{body}"},
-			DedupKey:    hubspotDedupKey,
 			Docs:        "https://developers.hubspot.com/docs/api/webhooks/validating-requests",
+			Dedup:       Dedup{Key: hubspotDedupKey},
 		},
 		Preset{
 			Name:        "hubspot-v2",
@@ -287,59 +311,71 @@ func init() {
 				Content: "{method}{url}{body}{timestamp}", TimestampHeader: "X-HubSpot-Request-Timestamp", TimestampUnit: "ms",
 				Tolerance: 5 * time.Minute,
 			},
-			DedupKey: hubspotDedupKey,
-			Docs:     "https://developers.hubspot.com/docs/api/webhooks/validating-requests",
+			Docs:  "https://developers.hubspot.com/docs/api/webhooks/validating-requests",
+			Dedup: Dedup{Key: hubspotDedupKey},
 		},
 		Preset{
-			Name:           "adyen",
-			Description:    "Adyen: additionalData.hmacSignature of every notification item, HMAC-SHA256 base64 under the hex HMAC key",
-			Build:          newAdyen,
-			Bespoke:        "hmac-sha256 base64 over pspReference:originalReference:merchantAccountCode:merchantReference:value:currency:eventCode:success, per item; hex key",
-			BespokeHeaders: []string{},
-			// Every item of the batch: a reference, its event and outcome.
-			DedupKey: `join(map(body.notificationItems, {.NotificationRequestItem.pspReference + ":" + .NotificationRequestItem.eventCode + ":" + .NotificationRequestItem.success}), ",")`,
-			Live:     `body.live == "true"`,
-			// The HMAC covers each item's fields, not the top-level live flag.
-			LiveUnsigned: true,
-			Response:     "[accepted]",
-			KeyKind:      "HMAC key (hex)",
-			SecretKind:   SecretMACKeyHex,
-			Docs:         "https://docs.adyen.com/development-resources/webhooks/secure-webhooks/verify-hmac-signatures/",
-			NewKeys:      hexKeys,
+			Name:        "adyen",
+			Description: "Adyen: additionalData.hmacSignature of every notification item, HMAC-SHA256 base64 under the hex HMAC key",
+			Response:    "[accepted]",
+			Docs:        "https://docs.adyen.com/development-resources/webhooks/secure-webhooks/verify-hmac-signatures/",
+			Bespoke: Bespoke{
+				Build:    newAdyen,
+				Describe: "hmac-sha256 base64 over pspReference:originalReference:merchantAccountCode:merchantReference:value:currency:eventCode:success, per item; hex key",
+				Headers:  []string{},
+				NewKeys:  hexKeys,
+			},
+			Dedup: Dedup{
+				// Every item of the batch: a reference, its event and outcome.
+				Key: `join(map(body.notificationItems, {.NotificationRequestItem.pspReference + ":" + .NotificationRequestItem.eventCode + ":" + .NotificationRequestItem.success}), ",")`,
+			},
+			Live: Live{
+				Expr: `body.live == "true"`,
+				// The HMAC covers each item's fields, not the top-level live flag.
+				Unsigned: true,
+			},
+			Keys: Keys{
+				Describe: "HMAC key (hex)",
+				Kind:     SecretMACKeyHex,
+			},
 		},
 		Preset{
 			Name:        "vercel",
 			Description: "Vercel: x-vercel-signature over the body, HMAC-SHA1 hex",
 			Spec:        Spec{Algorithm: "hmac-sha1", Header: "x-vercel-signature", Encoding: "hex"},
-			DedupKey:    `body.id`,
 			Docs:        "https://vercel.com/docs/webhooks/webhooks-api#securing-webhooks",
+			Dedup:       Dedup{Key: `body.id`},
 		},
 		Preset{
 			Name:        "sentry",
 			Description: "Sentry integrations: Sentry-Hook-Signature over the body, HMAC-SHA256 hex (client secret)",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "Sentry-Hook-Signature", Encoding: "hex"},
-			DedupKey:    `headers["request-id"]`,
 			Docs:        "https://docs.sentry.io/organization/integrations/integration-platform/webhooks/",
+			Dedup:       Dedup{Key: `headers["request-id"]`},
 		},
 		Preset{
 			Name:        "postmark",
 			Description: "Postmark: HTTP basic auth from the webhook URL; secrets are \"user:password\"",
 			Spec:        Spec{Algorithm: "basic", Header: "Authorization"},
-			// No event id: MessageID and RecordType name a message, which
-			// has many opens and clicks; the body's digest is the key.
-			KeyKind:      "user:password",
-			SecretKind:   SecretToken,
-			Docs:         "https://postmarkapp.com/developer/webhooks/webhooks-overview",
-			BodyUnsigned: true,
+			Docs:        "https://postmarkapp.com/developer/webhooks/webhooks-overview",
+			Keys: Keys{
+				// No event id: MessageID and RecordType name a message, which
+				// has many opens and clicks; the body's digest is the key.
+				Describe: "user:password",
+				Kind:     SecretToken,
+			},
+			Trust: Trust{BodyUnsigned: true},
 		},
 		Preset{
-			Name:         "basic-auth",
-			Description:  "Any provider that calls a URL with basic auth credentials; secrets are \"user:password\"",
-			Spec:         Spec{Algorithm: "basic", Header: "Authorization"},
-			KeyKind:      "user:password",
-			SecretKind:   SecretToken,
-			BodyUnsigned: true,
-			Format:       FormatEither,
+			Name:        "basic-auth",
+			Description: "Any provider that calls a URL with basic auth credentials; secrets are \"user:password\"",
+			Spec:        Spec{Algorithm: "basic", Header: "Authorization"},
+			Format:      FormatEither,
+			Keys: Keys{
+				Describe: "user:password",
+				Kind:     SecretToken,
+			},
+			Trust: Trust{BodyUnsigned: true},
 		},
 		Preset{
 			Name:        "woocommerce",
@@ -355,83 +391,101 @@ func init() {
 			Name:        "mux",
 			Description: "Mux: Mux-Signature t=…,v1=… over t.body, HMAC-SHA256 hex",
 			Spec:        timestampedPairs("Mux-Signature", 5*time.Minute),
-			DedupKey:    `body.id`,
 			Docs:        "https://docs.mux.com/core/verify-webhook-signatures",
+			Dedup:       Dedup{Key: `body.id`},
 		},
 		Preset{
 			Name:        "lemonsqueezy",
 			Description: "Lemon Squeezy: X-Signature over the body, HMAC-SHA256 hex",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-Signature", Encoding: "hex"},
-			DedupKey:    `body.meta.event_name + ":" + string(body.data.id) + ":" + body.data.attributes.updated_at`,
-			Live:        `body.meta.test_mode != true`,
 			Docs:        "https://docs.lemonsqueezy.com/help/webhooks/signing-requests",
+			Dedup:       Dedup{Key: `body.meta.event_name + ":" + string(body.data.id) + ":" + body.data.attributes.updated_at`},
+			Live:        Live{Expr: `body.meta.test_mode != true`},
 		},
 		Preset{
 			Name:        "coinbase-commerce",
 			Description: "Coinbase Commerce: X-CC-Webhook-Signature over the body, HMAC-SHA256 hex",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-CC-Webhook-Signature", Encoding: "hex"},
-			DedupKey:    `body.event.id`,
 			Docs:        "https://docs.cdp.coinbase.com/commerce-onchain/docs/webhooks-security",
+			Dedup:       Dedup{Key: `body.event.id`},
 		},
 		Preset{
-			Name:           "contentful",
-			SignsFreshness: true,
-			Description:    "Contentful signed requests: x-contentful-signature over method, path, signed headers and body, HMAC-SHA256 hex; ms timestamp within 30 s",
-			Build:          newContentful,
-			Bespoke:        "hmac-sha256 hex over method\\npath\\nsigned headers\\nbody (node-apps-toolkit canonical request), tolerance 30s",
-			BespokeHeaders: []string{"x-contentful-signature", "x-contentful-signed-headers", "x-contentful-timestamp"},
-			DedupKey:       `headers["x-contentful-idempotency-key"]`,
-			Unsigned: []string{"x-contentful-idempotency-key: signed only when listed in x-contentful-signed-headers; " +
-				"a capture sent again within the 30 s tolerance under another key would be delivered again"},
-			Docs:            "https://www.contentful.com/developers/docs/webhooks/request-verification/",
-			BespokeSignsURL: true,
-			Signer:          &contentful{},
+			Name:        "contentful",
+			Description: "Contentful signed requests: x-contentful-signature over method, path, signed headers and body, HMAC-SHA256 hex; ms timestamp within 30 s",
+			Docs:        "https://www.contentful.com/developers/docs/webhooks/request-verification/",
+			Bespoke: Bespoke{
+				SignsFreshness: true,
+				Build:          newContentful,
+				Describe:       "hmac-sha256 hex over method\\npath\\nsigned headers\\nbody (node-apps-toolkit canonical request), tolerance 30s",
+				Headers:        []string{"x-contentful-signature", "x-contentful-signed-headers", "x-contentful-timestamp"},
+				SignsURL:       true,
+				Signer:         &contentful{},
+			},
+			Dedup: Dedup{Key: `headers["x-contentful-idempotency-key"]`},
+			Trust: Trust{
+				Unsigned: []string{"x-contentful-idempotency-key: signed only when listed in x-contentful-signed-headers; " +
+					"a capture sent again within the 30 s tolerance under another key would be delivered again"},
+			},
 		},
 		Preset{
 			Name:        "jira",
 			Description: "Jira Cloud admin webhooks: X-Hub-Signature sha256=… over the body, HMAC-SHA256 hex",
 			Spec:        hubSignature("X-Hub-Signature", "sha256=", "hmac-sha256"),
-			DedupKey:    `headers["x-atlassian-webhook-identifier"]`,
 			Docs:        "https://developer.atlassian.com/cloud/jira/platform/webhooks/#secure-admin-webhooks",
+			Dedup:       Dedup{Key: `headers["x-atlassian-webhook-identifier"]`},
 		},
 		Preset{
-			Name:           "asana",
-			Description:    "Asana: X-Hook-Signature over the body, HMAC-SHA256 hex, under the secret from the X-Hook-Secret handshake",
-			Build:          newAsana,
-			Bespoke:        "hmac-sha256 hex over {body}; the secret is learned from one X-Hook-Secret handshake inside the learn_secret window and stored",
-			BespokeHeaders: []string{"X-Hook-Signature", "X-Hook-Secret"},
-			Handshakes:     []*Handshake{asanaHookSecret},
-			LearnsSecret:   true,
-			KeyKind:        "learned from the handshake (leave secrets empty; set public_url and learn_secret)",
-			SecretKind:     SecretToken,
-			Docs:           "https://developers.asana.com/docs/webhooks-guide",
-			Signer:         &asana{},
+			Name:        "asana",
+			Description: "Asana: X-Hook-Signature over the body, HMAC-SHA256 hex, under the secret from the X-Hook-Secret handshake",
+			Handshakes:  []*Handshake{asanaHookSecret},
+			Docs:        "https://developers.asana.com/docs/webhooks-guide",
+			Bespoke: Bespoke{
+				Build:    newAsana,
+				Describe: "hmac-sha256 hex over {body}; the secret is learned from one X-Hook-Secret handshake inside the learn_secret window and stored",
+				Headers:  []string{"X-Hook-Signature", "X-Hook-Secret"},
+				Signer:   &asana{},
+			},
+			Keys: Keys{
+				Learned:  true,
+				Describe: "learned from the handshake (leave secrets empty; set public_url and learn_secret)",
+				Kind:     SecretToken,
+			},
 		},
 		Preset{
 			Name:        "okta",
 			Description: "Okta event hooks: Authorization header equal to the secret; one-time verification answered",
 			Spec:        Spec{Algorithm: "token", Header: "Authorization"},
-			// eventId names the hook call; data.events[].uuid the events it
-			// carries, as Okta says duplicates are told apart.
-			DedupKey:     `join(map(body.data.events, {.uuid}), ",")`,
-			Handshakes:   []*Handshake{oktaVerification},
-			KeyKind:      "token",
-			SecretKind:   SecretToken,
-			Docs:         "https://developer.okta.com/docs/concepts/event-hooks/",
-			BodyUnsigned: true,
+			Handshakes:  []*Handshake{oktaVerification},
+			Docs:        "https://developer.okta.com/docs/concepts/event-hooks/",
+			Dedup: Dedup{
+				// eventId names the hook call; data.events[].uuid the events it
+				// carries, as Okta says duplicates are told apart.
+				Key: `join(map(body.data.events, {.uuid}), ",")`,
+			},
+			Keys: Keys{
+				Describe: "token",
+				Kind:     SecretToken,
+			},
+			Trust: Trust{BodyUnsigned: true},
 		},
 		Preset{
-			Name:           "microsoft-graph",
-			SecretFields:   []string{"clientState"},
-			Description:    "Microsoft Graph change notifications: clientState of every notification equal to the secret; validationToken answered",
-			Build:          newGraphClientState,
-			Bespoke:        "every value[].clientState equal to a secret (constant time)",
-			BespokeHeaders: []string{},
-			Handshakes:     []*Handshake{graphValidation},
-			KeyKind:        "clientState",
-			SecretKind:     SecretToken,
-			Docs:           "https://learn.microsoft.com/en-us/graph/change-notifications-delivery-webhooks",
-			BodyUnsigned:   true,
+			Name:        "microsoft-graph",
+			Description: "Microsoft Graph change notifications: clientState of every notification equal to the secret; validationToken answered",
+			Handshakes:  []*Handshake{graphValidation},
+			Docs:        "https://learn.microsoft.com/en-us/graph/change-notifications-delivery-webhooks",
+			Trust: Trust{
+				SecretFields: []string{"clientState"},
+				BodyUnsigned: true,
+			},
+			Bespoke: Bespoke{
+				Build:    newGraphClientState,
+				Describe: "every value[].clientState equal to a secret (constant time)",
+				Headers:  []string{},
+			},
+			Keys: Keys{
+				Describe: "clientState",
+				Kind:     SecretToken,
+			},
 		},
 		Preset{
 			Name:        "meta",
@@ -444,71 +498,87 @@ func init() {
 			Name:        "whatsapp",
 			Description: "WhatsApp Cloud API: X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex (app secret); hub.challenge answered",
 			Spec:        hubSignature("X-Hub-Signature-256", "sha256=", "hmac-sha256"),
-			// A message id names a message, not an event: each status
-			// (sent, delivered, read) is one, and a request may batch many.
-			DedupKey:   whatsappDedupKey,
-			Handshakes: []*Handshake{metaSubscribe},
-			Docs:       "https://developers.facebook.com/docs/whatsapp/cloud-api/guides/set-up-webhooks",
+			Handshakes:  []*Handshake{metaSubscribe},
+			Docs:        "https://developers.facebook.com/docs/whatsapp/cloud-api/guides/set-up-webhooks",
+			Dedup: Dedup{
+				// A message id names a message, not an event: each status
+				// (sent, delivered, read) is one, and a request may batch many.
+				Key: whatsappDedupKey,
+			},
 		},
 		Preset{
 			Name:        "pagerduty",
 			Description: "PagerDuty v3: X-PagerDuty-Signature v1=…[,v1=…] over the body, HMAC-SHA256 hex (one value per active secret)",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-PagerDuty-Signature", Separator: ",", Prefix: "v1=", Encoding: "hex"},
-			DedupKey:    `body.event.id`,
 			Docs:        "https://developer.pagerduty.com/docs/webhooks/webhook-signatures/",
+			Dedup:       Dedup{Key: `body.event.id`},
 		},
 		Preset{
 			// SNS signs every topic with the same certificate: a source is
 			// bound to its topics, or anyone's SNS topic would pass.
-			Name:           "aws-sns",
-			SignsFreshness: true,
-			Description:    "Amazon SNS HTTP(S): RSA signature (SignatureVersion 1 SHA1, 2 SHA256) in the JSON body, certificate fetched from an SNS host; secrets are the accepted TopicArns; subscriptions confirmed",
-			Build:          newSNS,
-			Bespoke:        "SHA1withRSA / SHA256withRSA over the canonical name\\nvalue\\n fields per Type, certificate from SigningCertURL (https, sns.<region>.amazonaws.com[.cn], cached), TopicArn among the secrets, Timestamp within 1h",
-			BespokeHeaders: []string{},
-			SchemeDedupKey: "sha256 of the string to sign, so unsigned fields cannot make a copy new",
-			Handshakes:     []*Handshake{snsConfirmation},
-			KeyKind:        "TopicArn (arn:aws:sns:<region>:<account>:<topic>)",
-			SecretKind:     SecretToken,
-			PublicSecrets:  true,
-			// Token and SubscribeURL confirm, UnsubscribeURL ends, a subscription.
-			SecretFields: []string{"Signature", "Token", "SubscribeURL", "UnsubscribeURL"},
-			Unsigned: []string{"SigningCertURL: fetched only as SNS's certificate file on the topic's region's SNS host, the certificate checked to be SNS's",
-				"SignatureVersion, Signature: the signature itself", "UnsubscribeURL, MessageAttributes and the x-amz-sns-* headers: never read"},
-			Docs:    "https://docs.aws.amazon.com/sns/latest/dg/sns-verify-signature-of-message.html",
-			NewKeys: snsKeys,
+			Name:        "aws-sns",
+			Description: "Amazon SNS HTTP(S): RSA signature (SignatureVersion 1 SHA1, 2 SHA256) in the JSON body, certificate fetched from an SNS host; secrets are the accepted TopicArns; subscriptions confirmed",
+			Handshakes:  []*Handshake{snsConfirmation},
+			Docs:        "https://docs.aws.amazon.com/sns/latest/dg/sns-verify-signature-of-message.html",
+			Bespoke: Bespoke{
+				SignsFreshness: true,
+				Build:          newSNS,
+				Describe:       "SHA1withRSA / SHA256withRSA over the canonical name\\nvalue\\n fields per Type, certificate from SigningCertURL (https, sns.<region>.amazonaws.com[.cn], cached), TopicArn among the secrets, Timestamp within 1h",
+				Headers:        []string{},
+				NewKeys:        snsKeys,
+			},
+			Dedup: Dedup{Scheme: "sha256 of the string to sign, so unsigned fields cannot make a copy new"},
+			Keys: Keys{
+				Describe: "TopicArn (arn:aws:sns:<region>:<account>:<topic>)",
+				Kind:     SecretToken,
+				Public:   true,
+			},
+			Trust: Trust{
+				// Token and SubscribeURL confirm, UnsubscribeURL ends, a subscription.
+				SecretFields: []string{"Signature", "Token", "SubscribeURL", "UnsubscribeURL"},
+				Unsigned: []string{"SigningCertURL: fetched only as SNS's certificate file on the topic's region's SNS host, the certificate checked to be SNS's",
+					"SignatureVersion, Signature: the signature itself", "UnsubscribeURL, MessageAttributes and the x-amz-sns-* headers: never read"},
+			},
 		},
 		Preset{
 			Name:        "x",
 			Description: "X (Twitter) Account Activity API: x-twitter-webhooks-signature sha256=… over the body, HMAC-SHA256 base64 (consumer secret); CRC answered",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "x-twitter-webhooks-signature", Prefix: "sha256=", Encoding: "base64"},
 			Handshakes:  []*Handshake{xCRC},
-			// The CRC answer MACs a token with the event key; no token is
-			// an object (see xCRC).
-			ObjectBodies: true,
-			Docs:         "https://docs.x.com/x-api/webhooks/introduction",
+			Docs:        "https://docs.x.com/x-api/webhooks/introduction",
+			Trust: Trust{
+				// The CRC answer MACs a token with the event key; no token is
+				// an object (see xCRC).
+				ObjectBodies: true,
+			},
 		},
 		Preset{
-			Name:           "plaid",
-			SignsFreshness: true,
-			Description:    "Plaid: Plaid-Verification JWT (ES256) whose request_body_sha256 claim is the body's SHA-256; secrets are JWK public keys",
-			Build:          newPlaid,
-			Bespoke:        "ES256 JWT, key chosen by kid among the configured JWKs or fetched from /webhook_verification_key/get (provider_options), iat within 5m, request_body_sha256 = hex sha256(body)",
-			BespokeHeaders: []string{"Plaid-Verification"},
-			// No event id, and one item's updates can be byte for byte alike:
-			// the signed token, issued for each delivery, names one.
-			SchemeDedupKey: "sha256 of the Plaid-Verification token",
-			Live:           `body.environment == "production"`,
-			KeyKind:        "JWK public key (JSON); optional with provider_options client_id and secret",
-			SecretKind:     SecretPublicKey,
-			Docs:           "https://plaid.com/docs/api/webhooks/webhook-verification/",
-			Options: []ProviderOption{
-				{Name: "client_id", Doc: "Plaid API client_id, to fetch keys by kid", Example: "5f3e2a9c8b7d6e5f4a3b2c1d"},
-				{Name: "secret", Doc: "Plaid API secret of that environment", Example: "{env.PLAID_SECRET}"},
-				{Name: "environment", Doc: "production (default) or sandbox: the API host keys are fetched from", Example: "sandbox"},
+			Name:        "plaid",
+			Description: "Plaid: Plaid-Verification JWT (ES256) whose request_body_sha256 claim is the body's SHA-256; secrets are JWK public keys",
+			Docs:        "https://plaid.com/docs/api/webhooks/webhook-verification/",
+			Bespoke: Bespoke{
+				SignsFreshness: true,
+				Build:          newPlaid,
+				Describe:       "ES256 JWT, key chosen by kid among the configured JWKs or fetched from /webhook_verification_key/get (provider_options), iat within 5m, request_body_sha256 = hex sha256(body)",
+				Headers:        []string{"Plaid-Verification"},
+				Signer:         &plaid{},
+				NewKeys:        plaidKeys,
 			},
-			Signer:  &plaid{},
-			NewKeys: plaidKeys,
+			Dedup: Dedup{
+				// No event id, and one item's updates can be byte for byte alike:
+				// the signed token, issued for each delivery, names one.
+				Scheme: "sha256 of the Plaid-Verification token",
+			},
+			Live: Live{Expr: `body.environment == "production"`},
+			Keys: Keys{
+				Describe: "JWK public key (JSON); optional with provider_options client_id and secret",
+				Kind:     SecretPublicKey,
+				Options: []ProviderOption{
+					{Name: "client_id", Doc: "Plaid API client_id, to fetch keys by kid", Example: "5f3e2a9c8b7d6e5f4a3b2c1d"},
+					{Name: "secret", Doc: "Plaid API secret of that environment", Example: "{env.PLAID_SECRET}"},
+					{Name: "environment", Doc: "production (default) or sandbox: the API host keys are fetched from", Example: "sandbox"},
+				},
+			},
 		},
 	)
 }

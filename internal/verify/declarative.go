@@ -79,14 +79,14 @@ const MinKeyBytes = 16
 func CheckSharedKey(p Preset, secret string) error {
 	encoding := p.Spec.SecretEncoding
 	switch {
-	case p.SecretKind == SecretPublicKey || p.SecretKind == SecretToken:
+	case p.Keys.Kind == SecretPublicKey || p.Keys.Kind == SecretToken:
 		return nil
-	case p.SecretKind == SecretMACKeyHex:
+	case p.Keys.Kind == SecretMACKeyHex:
 		encoding = "hex"
-	case p.Build != nil:
+	case p.Bespoke.Build != nil:
 		encoding = "raw"
 	}
-	if p.Build == nil {
+	if p.Bespoke.Build == nil {
 		d, err := compileSpec(p.Spec)
 		if err != nil || !d.sharedKey() {
 			return nil

@@ -78,7 +78,7 @@ func FuzzSignatureNeedsTheSecret(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		if other == secret || p.KeyKind == "token" {
+		if other == secret || p.Keys.Describe == "token" {
 			continue // a token is the secret itself: nothing is signed
 		}
 		if key == "" {
@@ -119,7 +119,7 @@ func FuzzSignatureNeedsTheSecret(f *testing.F) {
 			if _, err := c.wrong.Verify(req(body)); err == nil {
 				t.Fatalf("%s: verified with another secret: %q", c.p.Name, body)
 			}
-			if len(body) > 0 && !c.p.BodyUnsigned {
+			if len(body) > 0 && !c.p.Trust.BodyUnsigned {
 				tampered := append([]byte(nil), body...)
 				tampered[flip%uint(len(tampered))] ^= 1 << (flip % 8)
 				if sameForm(contentType, body, tampered) {

@@ -17,8 +17,8 @@ import (
 // public key and the second the private one. For tests and trials only: real
 // keys come from the provider.
 func GenerateKeys(p Preset) (secret, signingKey string, err error) {
-	if p.NewKeys != nil {
-		return p.NewKeys()
+	if p.Bespoke.NewKeys != nil {
+		return p.Bespoke.NewKeys()
 	}
 	switch p.Spec.Algorithm {
 	case "ed25519":

@@ -7,11 +7,11 @@ import (
 
 // Summary describes a preset's scheme in one line.
 func (p Preset) Summary() string {
-	if p.Build != nil {
-		if p.BodyUnsigned {
-			return p.Bespoke + ", body not signed"
+	if p.Bespoke.Build != nil {
+		if p.Trust.BodyUnsigned {
+			return p.Bespoke.Describe + ", body not signed"
 		}
-		return p.Bespoke
+		return p.Bespoke.Describe
 	}
 	s := p.Spec
 	alg := s.Algorithm
@@ -36,7 +36,7 @@ func (p Preset) Summary() string {
 	if s.Tolerance > 0 {
 		parts = append(parts, "tolerance "+s.Tolerance.String())
 	}
-	if p.BodyUnsigned {
+	if p.Trust.BodyUnsigned {
 		parts = append(parts, "body not signed")
 	}
 	return strings.Join(parts, ", ")
@@ -44,8 +44,8 @@ func (p Preset) Summary() string {
 
 // Headers names the request headers the scheme reads.
 func (p Preset) Headers() []string {
-	if p.Build != nil {
-		return p.BespokeHeaders
+	if p.Bespoke.Build != nil {
+		return p.Bespoke.Headers
 	}
 	var out []string
 	for _, h := range []string{p.Spec.Header, p.Spec.TimestampHeader, p.Spec.IDHeader} {
@@ -69,17 +69,17 @@ func (p Preset) HandshakeNames() []string {
 // configures no key of its own.
 func (p Preset) DedupSummary() string {
 	switch {
-	case p.SchemeDedupKey != "":
-		return p.SchemeDedupKey
-	case p.DedupKey != "":
-		return p.DedupKey
+	case p.Dedup.Scheme != "":
+		return p.Dedup.Scheme
+	case p.Dedup.Key != "":
+		return p.Dedup.Key
 	}
 	return "sha256 of the body (no event id)"
 }
 
 func (p Preset) dedupCell() string {
-	if p.DedupKey != "" && p.SchemeDedupKey == "" {
-		return codeOne(p.DedupKey)
+	if p.Dedup.Key != "" && p.Dedup.Scheme == "" {
+		return codeOne(p.Dedup.Key)
 	}
 	return escape(p.DedupSummary())
 }
@@ -96,7 +96,7 @@ func MarkdownTable() string {
 		provider, _, _ := strings.Cut(p.Description, ":")
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n",
 			p.Name, provider, code(p.Headers()), escape(p.Summary()), p.dedupCell(),
-			escape(strings.Join(p.HandshakeNames(), ", ")), codeOne(p.Live))
+			escape(strings.Join(p.HandshakeNames(), ", ")), codeOne(p.Live.Expr))
 	}
 	return b.String()
 }

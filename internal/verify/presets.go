@@ -11,86 +11,123 @@ import (
 	"github.com/hookgate/hookgate/internal/closest"
 )
 
-// Preset is a provider's scheme with the defaults that go with it.
+// Preset is a provider's catalog entry: its scheme and what goes with it.
+// It holds what verifying needs; the samples `hookgate send` sends are the
+// samples package's.
 type Preset struct {
 	// Name is the word used as `provider:` in routes.yaml.
 	Name string `json:"name"`
 	// Description names the provider and summarises its scheme.
 	Description string `json:"description"`
-	// Spec is the declarative scheme; Build replaces it for bespoke schemes.
+	// Docs is the provider's documentation of the scheme.
+	Docs string `json:"docs,omitempty"`
+	// Spec is the declarative scheme; Bespoke.Build replaces it.
 	Spec Spec `json:"scheme"`
-	// Build makes a bespoke scheme from the source's secrets and options.
-	Build func(secrets []string, opts Options) (Scheme, error) `json:"-"`
-	// Bespoke describes what Build checks, for listings.
-	Bespoke string `json:"bespoke,omitempty"`
-	// BespokeHeaders names the headers a bespoke scheme reads.
-	BespokeHeaders []string `json:"bespoke_headers,omitempty"`
-	// DedupKey is an expression producing the provider's event id. Without
-	// one (and without SchemeDedupKey), the body's digest is the key.
-	DedupKey string `json:"dedup_key,omitempty"`
-	// SchemeDedupKey says what the dedup key is when the scheme derives it
-	// from what it verified (Result.DedupKey); empty for the others.
-	SchemeDedupKey string `json:"scheme_dedup_key,omitempty"`
-	// Handshakes are the endpoint checks the provider makes.
-	Handshakes []*Handshake `json:"handshakes,omitempty"`
-	// Live is an expression that is true for a live-mode event and false for
-	// a test-mode one; empty when the provider does not mark them.
-	Live string `json:"live,omitempty"`
-	// LiveUnsigned marks a Live expression that reads what the signature
-	// does not cover: anyone replaying an event could flip it, so `mode`
-	// refuses to rely on it.
-	LiveUnsigned bool `json:"live_unsigned,omitempty"`
+	// Bespoke is a scheme of the preset's own, for what a Spec cannot say.
+	Bespoke Bespoke `json:"bespoke"`
 	// Format is how the provider encodes bodies: json (the default), form,
 	// or either. Bodies are read in this format, never by Content-Type.
 	Format string `json:"format"`
+	// Dedup is what names one delivery of one event.
+	Dedup Dedup `json:"dedup"`
+	// Handshakes are the endpoint checks the provider makes.
+	Handshakes []*Handshake `json:"handshakes,omitempty"`
+	// Live tells a live-mode event from a test-mode one.
+	Live Live `json:"live"`
+	// Keys says what a source's secrets are.
+	Keys Keys `json:"keys"`
+	// Trust says what the signature does not cover, and what must never be
+	// shown.
+	Trust Trust `json:"trust"`
 	// Response is the body the provider expects for an accepted event, if any.
 	Response string `json:"response,omitempty"`
-	// KeyKind says what `secrets` hold: a shared secret (default), a public
-	// key, or a token.
-	KeyKind string `json:"key_kind,omitempty"`
-	// SecretKind is what the scheme does with its secrets, as the gateway
-	// branches on it; KeyKind describes it for people.
-	SecretKind SecretKind `json:"-"`
-	// LearnsSecret marks schemes whose secret arrives in a handshake; such
-	// a source may start without secrets.
-	LearnsSecret bool `json:"learns_secret,omitempty"`
-	// BodyUnsigned marks schemes that check a shared token but do not sign
-	// the body: they prove who sent it, TLS alone protects what was sent.
-	BodyUnsigned bool `json:"body_unsigned,omitempty"`
-	// SecretFields names body fields that carry a credential or signature
-	// (Microsoft Graph's clientState): shown masked, like the headers a
-	// scheme reads.
-	SecretFields []string `json:"secret_fields,omitempty"`
-	// SignsFreshness marks bespoke schemes whose signature covers a
-	// timestamp or an event id, so a captured request cannot be sent again
-	// as a new event. Declarative specs tell by their content.
+}
+
+// Bespoke is a scheme a preset builds itself.
+type Bespoke struct {
+	// Build makes the scheme from the source's secrets and options; nil
+	// for a declarative preset.
+	Build func(secrets []string, opts Options) (Scheme, error) `json:"-"`
+	// Describe says what Build checks, for listings.
+	Describe string `json:"describe,omitempty"`
+	// Headers names the headers the scheme reads.
+	Headers []string `json:"headers,omitempty"`
+	// SignsFreshness marks a scheme whose signature covers a timestamp or
+	// an event id, so a captured request cannot be sent again as a new
+	// event. Declarative specs tell by their content.
 	SignsFreshness bool `json:"signs_freshness,omitempty"`
-	// BespokeSignsURL marks bespoke schemes that sign the request URL.
-	// Declarative specs tell by their content.
-	BespokeSignsURL bool `json:"-"`
-	// Signer signs any message as the bespoke scheme does, with the key it
-	// is given, for re-signing and samples; nil when the gateway cannot
-	// sign the scheme. A declarative spec signs itself.
+	// SignsURL marks a scheme that signs the request URL. Declarative
+	// specs tell by their content.
+	SignsURL bool `json:"signs_url,omitempty"`
+	// Signer signs any message as the scheme does, with the key it is
+	// given, for re-signing and samples; nil when the gateway cannot sign
+	// it. A declarative spec signs itself.
 	Signer Signer `json:"-"`
-	// NewKeys makes a secret and signing key for a bespoke key format; nil
-	// derives them from Spec (see GenerateKeys).
+	// NewKeys makes a secret and signing key for the scheme's key format;
+	// nil derives them from Spec or Keys.Kind (see GenerateKeys).
 	NewKeys func() (secret, signingKey string, err error) `json:"-"`
-	// Docs is the provider's documentation of the scheme.
-	Docs string `json:"docs,omitempty"`
-	// Unsigned names what the scheme or the preset's dedup key reads that
-	// the signature does not cover, and why that is safe; a test holds
-	// every preset to it.
-	Unsigned []string `json:"unsigned,omitempty"`
-	// PublicSecrets marks presets whose secrets: are not secret (SNS's
-	// TopicArns), besides public keys.
-	PublicSecrets bool `json:"-"`
-	// ObjectBodies marks providers whose every event is a JSON object: any
-	// other body is refused even with a valid signature, so a handshake that
-	// MACs a token of another shape cannot sign an event (X's CRC).
-	ObjectBodies bool `json:"object_bodies,omitempty"`
+}
+
+// Dedup is how a preset names one delivery of one event.
+type Dedup struct {
+	// Key is an expression producing the provider's event id. Without one
+	// (and without Scheme), the body's digest is the key.
+	Key string `json:"key,omitempty"`
+	// Scheme says what the key is when the scheme derives it from what it
+	// verified (Result.DedupKey); empty for the others.
+	Scheme string `json:"scheme,omitempty"`
+}
+
+// Live tells a provider's live-mode events from its test-mode ones.
+type Live struct {
+	// Expr is an expression that is true for a live-mode event and false
+	// for a test-mode one; empty when the provider does not mark them.
+	Expr string `json:"expr,omitempty"`
+	// Unsigned marks an Expr that reads what the signature does not cover:
+	// anyone replaying an event could flip it, so `mode` refuses to rely on
+	// it.
+	Unsigned bool `json:"unsigned,omitempty"`
+}
+
+// Keys says what a preset's secrets are.
+type Keys struct {
+	// Kind is what the scheme does with its secrets, as the gateway
+	// branches on it.
+	Kind SecretKind `json:"-"`
+	// Describe says what `secrets` hold, for people: a shared secret (the
+	// default), a public key, a token.
+	Describe string `json:"describe,omitempty"`
+	// Learned marks a scheme whose secret arrives in a handshake; such a
+	// source may start without secrets.
+	Learned bool `json:"learned,omitempty"`
+	// Public marks secrets that are not secret besides public keys (SNS's
+	// TopicArns).
+	Public bool `json:"public,omitempty"`
 	// Options are the provider_options the scheme reads (Plaid's API
 	// credentials); any other key is a configuration error.
 	Options []ProviderOption `json:"provider_options,omitempty"`
+}
+
+// Trust says what a preset's signature does not cover, and what must
+// never be shown.
+type Trust struct {
+	// BodyUnsigned marks a scheme that checks a shared token but does not
+	// sign the body: it proves who sent it, TLS alone protects what was
+	// sent.
+	BodyUnsigned bool `json:"body_unsigned,omitempty"`
+	// ObjectBodies marks a provider whose every event is a JSON object:
+	// any other body is refused even with a valid signature, so a
+	// handshake that MACs a token of another shape cannot sign an event
+	// (X's CRC).
+	ObjectBodies bool `json:"object_bodies,omitempty"`
+	// SecretFields names body fields that carry a credential or signature
+	// (Microsoft Graph's clientState): masked wherever the body is shown
+	// or logged, like the headers a scheme reads.
+	SecretFields []string `json:"secret_fields,omitempty"`
+	// Unsigned names what the scheme or the dedup key reads that the
+	// signature does not cover, and why that is safe; a test holds every
+	// preset to it.
+	Unsigned []string `json:"unsigned,omitempty"`
 }
 
 // Options are per-source settings a scheme may use.
@@ -114,8 +151,8 @@ type ProviderOption struct {
 // SignsURL reports whether the scheme signs the request URL, which the
 // gateway then has to rebuild for each request.
 func (p Preset) SignsURL() bool {
-	if p.Build != nil {
-		return p.BespokeSignsURL
+	if p.Bespoke.Build != nil {
+		return p.Bespoke.SignsURL
 	}
 	return SpecSignsURL(p.Spec)
 }
@@ -127,8 +164,8 @@ func SpecSignsURL(s Spec) bool { return strings.Contains(s.Content, "{url}") }
 func (p Preset) Compile(secrets []string, opts Options) (Scheme, error) {
 	var scheme Scheme
 	var err error
-	if p.Build != nil {
-		scheme, err = p.Build(secrets, opts)
+	if p.Bespoke.Build != nil {
+		scheme, err = p.Bespoke.Build(secrets, opts)
 	} else {
 		spec := p.Spec
 		if opts.Tolerance > 0 {
@@ -136,7 +173,7 @@ func (p Preset) Compile(secrets []string, opts Options) (Scheme, error) {
 		}
 		scheme, err = New(spec, secrets)
 	}
-	if err != nil || !p.ObjectBodies {
+	if err != nil || !p.Trust.ObjectBodies {
 		return scheme, err
 	}
 	return objectBodies{scheme}, nil
@@ -185,8 +222,8 @@ func standardWebhooks(name, description, prefix, docs string) Preset {
 			SecretEncoding:  "whsec",
 			Tolerance:       5 * time.Minute,
 		},
-		DedupKey: `headers["` + prefix + `-id"]`,
-		Docs:     docs,
+		Docs:  docs,
+		Dedup: Dedup{Key: `headers["` + prefix + `-id"]`},
 	}
 }
 
@@ -206,7 +243,7 @@ func register(ps ...Preset) {
 		if err := CheckFormat(p.Format); err != nil {
 			panic("preset " + p.Name + ": " + err.Error())
 		}
-		if p.Build == nil {
+		if p.Bespoke.Build == nil {
 			p.Spec.Format = p.Format
 		}
 		presets[p.Name] = p
@@ -227,16 +264,16 @@ func init() {
 				Content:      "{timestamp}.{body}",
 				Tolerance:    5 * time.Minute,
 			},
-			DedupKey: "body.id",
-			Live:     "body.livemode == true",
-			Docs:     "https://docs.stripe.com/webhooks#verify-manually",
+			Docs:  "https://docs.stripe.com/webhooks#verify-manually",
+			Dedup: Dedup{Key: "body.id"},
+			Live:  Live{Expr: "body.livemode == true"},
 		},
 		Preset{
 			Name:        "github",
 			Description: "GitHub: X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex",
 			Spec:        githubSpec,
-			DedupKey:    `headers["x-github-delivery"]`,
 			Docs:        "https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries",
+			Dedup:       Dedup{Key: `headers["x-github-delivery"]`},
 		},
 		standardWebhooks("standard-webhooks", "Standard Webhooks: webhook-id/-timestamp/-signature v1,… over id.timestamp.body, HMAC-SHA256 base64, whsec_ key", "webhook",
 			"https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md"),
@@ -274,7 +311,7 @@ func Suggest(name string) []string {
 // SecretsConfidential reports whether a source's secrets must be kept
 // secret: they are not public keys, nor values such as SNS's TopicArns.
 func (p Preset) SecretsConfidential() bool {
-	return p.SecretKind != SecretPublicKey && !p.PublicSecrets
+	return p.Keys.Kind != SecretPublicKey && !p.Keys.Public
 }
 
 // Resignable reports whether the gateway can re-sign the preset's events
@@ -282,15 +319,15 @@ func (p Preset) SecretsConfidential() bool {
 // body, and the secret is a shared one, not a public key or a token.
 func (p Preset) Resignable() bool {
 	_, err := SignerFor(p)
-	return err == nil && !p.BodyUnsigned && p.SecretKind == SecretMACKey
+	return err == nil && !p.Trust.BodyUnsigned && p.Keys.Kind == SecretMACKey
 }
 
 // Replayable reports whether the signature covers neither a timestamp nor
 // an event id: the same signed bytes verify again at any time, also behind
 // a fresh, unsigned delivery id.
 func (p Preset) Replayable() bool {
-	if p.Build != nil {
-		return !p.SignsFreshness
+	if p.Bespoke.Build != nil {
+		return !p.Bespoke.SignsFreshness
 	}
 	d, err := compileSpec(p.Spec)
 	if err != nil {

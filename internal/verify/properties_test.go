@@ -55,7 +55,7 @@ func TestEveryReadIsSignedOrDocumented(t *testing.T) {
 	for _, p := range Presets() {
 		t.Run(p.Name, func(t *testing.T) {
 			var signed []string
-			if p.Build == nil {
+			if p.Bespoke.Build == nil {
 				s, err := compileSpec(p.Spec)
 				if err != nil {
 					t.Fatal(err)
@@ -74,23 +74,23 @@ func TestEveryReadIsSignedOrDocumented(t *testing.T) {
 				return slices.ContainsFunc(signed, func(s string) bool { return strings.EqualFold(s, h) })
 			}
 			documented := func(h string) bool {
-				return slices.ContainsFunc(p.Unsigned, func(u string) bool { return strings.HasPrefix(strings.ToLower(u), strings.ToLower(h)+":") })
+				return slices.ContainsFunc(p.Trust.Unsigned, func(u string) bool { return strings.HasPrefix(strings.ToLower(u), strings.ToLower(h)+":") })
 			}
-			if p.Live != "" {
-				headers, body := exprReads(t, p.Live)
+			if p.Live.Expr != "" {
+				headers, body := exprReads(t, p.Live.Expr)
 				for _, h := range headers {
-					if !isSigned(h) && !p.LiveUnsigned {
+					if !isSigned(h) && !p.Live.Unsigned {
 						t.Errorf("live marker reads unsigned header %s without LiveUnsigned", h)
 					}
 				}
-				if body && p.BodyUnsigned && !p.LiveUnsigned {
+				if body && p.Trust.BodyUnsigned && !p.Live.Unsigned {
 					t.Errorf("live marker reads an unsigned body without LiveUnsigned")
 				}
 			}
-			if p.DedupKey != "" {
-				headers, _ := exprReads(t, p.DedupKey)
+			if p.Dedup.Key != "" {
+				headers, _ := exprReads(t, p.Dedup.Key)
 				for _, h := range headers {
-					if !isSigned(h) && !p.Replayable() && !p.BodyUnsigned && !documented(h) {
+					if !isSigned(h) && !p.Replayable() && !p.Trust.BodyUnsigned && !documented(h) {
 						t.Errorf("dedup key reads unsigned header %s: a capture sent again under another value would be a new event (sign it, or say why in Unsigned)", h)
 					}
 				}

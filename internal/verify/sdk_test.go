@@ -101,7 +101,7 @@ var withoutSDKFixture = map[string]bool{"basic-auth": true, "asana": true}
 
 func presetBodyUnsigned(name string) bool {
 	p, _ := Lookup(name)
-	return p.BodyUnsigned
+	return p.Trust.BodyUnsigned
 }
 
 func checkHandshake(t *testing.T, f sdkFixture) {

@@ -11,9 +11,9 @@ import (
 // SignerFor returns a signer for a preset's scheme that signs with any key
 // it is given, or an error for schemes the gateway cannot sign.
 func SignerFor(p Preset) (Signer, error) {
-	signer := p.Signer
+	signer := p.Bespoke.Signer
 	if signer == nil {
-		if p.Build != nil {
+		if p.Bespoke.Build != nil {
 			return nil, fmt.Errorf("provider %s cannot be signed here", p.Name)
 		}
 		d, err := compileSpec(p.Spec)
@@ -22,7 +22,7 @@ func SignerFor(p Preset) (Signer, error) {
 		}
 		signer = d
 	}
-	if p.ObjectBodies {
+	if p.Trust.ObjectBodies {
 		return objectSigner{signer}, nil
 	}
 	return signer, nil
