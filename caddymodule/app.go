@@ -87,9 +87,9 @@ func boltSpec(path string) storeSpec {
 // jetstreamSpec is the shared store on NATS JetStream. Instances of the same
 // process that name the same servers and stream share one connection.
 func jetstreamSpec(js *config.JetStream, retention time.Duration) storeSpec {
-	return storeSpec{key: "jetstream:" + js.Stream + "@" + js.URL, open: func(*zap.Logger) (openStore, error) {
-		st, err := natsstore.Open(natsstore.Options{URL: js.URL, Stream: js.Stream, Replicas: js.Replicas,
-			Credentials: js.Credentials, Retention: retention})
+	return storeSpec{key: "jetstream:" + js.Stream + "@" + string(js.URL), open: func(*zap.Logger) (openStore, error) {
+		st, err := natsstore.Open(natsstore.Options{URL: string(js.URL), Stream: js.Stream, Replicas: js.Replicas,
+			Credentials: string(js.Credentials), Retention: retention})
 		if err != nil {
 			return openStore{}, err
 		}

@@ -125,7 +125,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if err != nil {
 		return d.Errf("%v", err)
 	}
-	h.Routes = inline
+	h.Routes = config.WrittenRoutes(inline)
 	return nil
 }
 

@@ -184,7 +184,7 @@ func routesArg(cmd *cobra.Command, args []string) (string, error) {
 	return "", fmt.Errorf("name the routes file: %s <routes.yaml> or --routes <routes.yaml>", cmd.Name())
 }
 
-func loadRoutes(path string) (*ingest.Pipeline, *config.Config, error) {
+func loadRoutes(path string) (*ingest.Pipeline, *config.Routes, error) {
 	repl := caddy.NewReplacer()
 	cfg, err := config.Load(path, expandingPlaceholders(repl))
 	if err != nil {
@@ -216,14 +216,14 @@ func validateRoutes(path string) (int, error) {
 	}
 	for _, l := range literalSecrets(cfg) {
 		fmt.Printf("%s:%d:%d: warning: %s is a literal secret: the routes file is part of Caddy's configuration, so it shows in GET /config/ on the admin API, in autosave.json and in Caddy's DEBUG log; write {env.NAME} or {file.PATH} instead\n",
-			path, l.Pos.Line, l.Pos.Col, l.What)
+			path, l.At.Line, l.At.Col, l.What)
 	}
 	return 0, nil
 }
 
 // literalSecrets are the credentials written out in cfg, leaving out the
 // secrets of presets whose secrets are public (public keys, SNS topics).
-func literalSecrets(cfg *config.Config) []config.Literal {
+func literalSecrets(cfg *config.Routes) []config.Literal {
 	public := map[string]bool{}
 	for _, s := range cfg.Sources {
 		if p, ok := verify.Lookup(s.Provider); ok && s.Provider != "" && !p.SecretsConfidential() {
@@ -376,7 +376,7 @@ func cmdMigrate(fl caddycmd.Flags) (int, error) {
 		fmt.Fprintf(os.Stderr, "note: --config names Caddy's config; reading %s as a routes file (use --routes)\n", caddyConfig)
 		routes = caddyConfig
 	}
-	var cfg *config.Config
+	var cfg *config.Routes
 	if routes != "" {
 		_, c, err := loadRoutes(routes)
 		if err != nil {
@@ -408,7 +408,7 @@ func cmdMigrate(fl caddycmd.Flags) (int, error) {
 		return caddy.ExitCodeFailedStartup, fmt.Errorf("opening %s (is the gateway still running?): %w", from, err)
 	}
 	defer src.Close()
-	dst, err := natsstore.Open(natsstore.Options{URL: js.URL, Stream: js.Stream, Replicas: js.Replicas, Credentials: js.Credentials, Retention: cfg.Storage.Retention})
+	dst, err := natsstore.Open(natsstore.Options{URL: string(js.URL), Stream: js.Stream, Replicas: js.Replicas, Credentials: string(js.Credentials), Retention: cfg.Storage.Retention.Std()})
 	if err != nil {
 		return caddy.ExitCodeFailedStartup, err
 	}
@@ -451,7 +451,7 @@ func isYAMLFile(path string) bool {
 // caddyGateway is the webhook_gateway handler of a Caddy config: its
 // configuration, loaded as the handler loads it, and its storage override.
 type caddyGateway struct {
-	cfg     *config.Config
+	cfg     *config.Routes
 	name    string // what the configuration is called in messages
 	storage string
 }

@@ -3,7 +3,6 @@
 package caddymodule
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -30,12 +29,13 @@ func init() {
 // handler untouched.
 type Handler struct {
 	// Routes is the gateway's whole configuration: storage, limits,
-	// upstreams, sources, routes, verification, dedup, claimed prefixes and
-	// logging, with the keys of routes.yaml (docs/configuration.md). The
-	// Caddyfile adapter fills it from routes.yaml. Secrets and paths keep
-	// their placeholders ({env.STRIPE_SECRET}) until the configuration
-	// loads; relative file names are taken from Caddy's working directory.
-	Routes json.RawMessage `json:"routes,omitempty"`
+	// upstreams, sources, routes, verification, dedup, claimed prefixes,
+	// alerts and logging, with the keys of routes.yaml
+	// (docs/configuration.md). The Caddyfile adapter fills it from
+	// routes.yaml. Secrets and paths keep their placeholders
+	// ({env.STRIPE_SECRET}) until the configuration loads; relative file
+	// names are taken from Caddy's working directory.
+	Routes *config.Routes `json:"routes,omitempty"`
 	// Config names a routes.yaml file read when the configuration loads,
 	// instead of Routes. Placeholders such as {env.HOOKGATE_ROUTES} are
 	// expanded; relative file names inside are taken from its folder.
@@ -113,13 +113,17 @@ func expandingPlaceholders(repl *caddy.Replacer) config.Options {
 
 // loadConfig reads the configuration the handler carries, or the routes
 // file it names.
-func (h *Handler) loadConfig(repl *caddy.Replacer) (*config.Config, error) {
+func (h *Handler) loadConfig(repl *caddy.Replacer) (*config.Routes, error) {
 	opts := expandingPlaceholders(repl)
 	switch {
-	case len(h.Routes) > 0 && h.Config != "":
+	case h.Routes != nil && h.Config != "":
 		return nil, fmt.Errorf("webhook_gateway: set routes or config, not both")
-	case len(h.Routes) > 0:
-		return config.ParseJSON("webhook_gateway routes", h.Routes, opts)
+	case h.Routes != nil:
+		doc, err := h.Routes.Written()
+		if err != nil {
+			return nil, fmt.Errorf("webhook_gateway: routes: %w", err)
+		}
+		return config.ParseJSON("webhook_gateway routes", doc, opts)
 	case h.Config != "":
 		path, err := repl.ReplaceOrErr(h.Config, true, true)
 		if err != nil {
@@ -132,12 +136,12 @@ func (h *Handler) loadConfig(repl *caddy.Replacer) (*config.Config, error) {
 
 // resolveStore picks the store: JetStream when routes.yaml says so, else
 // the bbolt file named by the Caddyfile, routes.yaml or the default.
-func (h *Handler) resolveStore(repl *caddy.Replacer, cfg *config.Config) (storeSpec, error) {
+func (h *Handler) resolveStore(repl *caddy.Replacer, cfg *config.Routes) (storeSpec, error) {
 	if js := cfg.Storage.JetStream; js != nil {
 		if h.Storage != "" {
 			return storeSpec{}, fmt.Errorf("webhook_gateway: the Caddyfile names a bbolt file (storage %s) but %s uses storage.jetstream", h.Storage, cfg.File)
 		}
-		return jetstreamSpec(js, cfg.Storage.Retention), nil
+		return jetstreamSpec(js, cfg.Storage.Retention.Std()), nil
 	}
 	path, err := h.resolveStorePath(repl, cfg)
 	if err != nil {
@@ -146,8 +150,8 @@ func (h *Handler) resolveStore(repl *caddy.Replacer, cfg *config.Config) (storeS
 	return boltSpec(path), nil
 }
 
-func (h *Handler) resolveStorePath(repl *caddy.Replacer, cfg *config.Config) (string, error) {
-	path := cfg.Storage.Path
+func (h *Handler) resolveStorePath(repl *caddy.Replacer, cfg *config.Routes) (string, error) {
+	path := string(cfg.Storage.Path)
 	if h.Storage != "" {
 		p, err := repl.ReplaceOrErr(h.Storage, true, true)
 		if err != nil {
@@ -205,7 +209,7 @@ var (
 // its own Caddy reverse_proxy HTTP transport, provisioned in this
 // configuration's context, so Caddy closes its connections when the
 // configuration is unloaded.
-func (h *Handler) loadTransports(ctx caddy.Context, parts *assemble.Parts, cfg *config.Config) error {
+func (h *Handler) loadTransports(ctx caddy.Context, parts *assemble.Parts, cfg *config.Routes) error {
 	for name, raw := range parts.Transports {
 		mod, err := ctx.LoadModuleByID("http.reverse_proxy.transport.http", raw)
 		if err != nil {
@@ -214,7 +218,7 @@ func (h *Handler) loadTransports(ctx caddy.Context, parts *assemble.Parts, cfg *
 		up := parts.Upstreams[name]
 		up.Transport = mod.(*reverseproxy.HTTPTransport).Transport
 		parts.Upstreams[name] = up
-		if t := cfg.Upstreams[name].Reach.TLS; t != nil && t.InsecureSkipVerify {
+		if t := cfg.Upstreams[name].TLS; t != nil && t.InsecureSkipVerify {
 			h.logger.Warn("upstream certificates are not checked: anyone on the path can read and change its deliveries; use tls.ca instead",
 				zap.String("upstream", name))
 		}

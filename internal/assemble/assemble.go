@@ -41,7 +41,7 @@ type Parts struct {
 // Config compiles everything a configuration needs at request and delivery
 // time: schemes, expressions, schemas and re-signers. It reports every
 // error it finds, each with its position.
-func Config(cfg *config.Config, hooks ingest.Hooks) (*Parts, error) {
+func Config(cfg *config.Routes, hooks ingest.Hooks) (*Parts, error) {
 	var errs []error
 	sources := make([]ingest.Source, 0, len(cfg.Sources))
 	byKey := map[string]*config.Source{}
@@ -53,7 +53,7 @@ func Config(cfg *config.Config, hooks ingest.Hooks) (*Parts, error) {
 		}
 		key := ingest.PathKey(src.Path)
 		if other, dup := byKey[key]; dup {
-			errs = append(errs, cfg.Errorf(src.Pos, "source %s: path %s matches the same requests as source %s (%s): paths match without regard to case, trailing slash or duplicate slashes", src.Name, src.Path, other.Name, other.Path))
+			errs = append(errs, cfg.Errorf(src.Pos(), "source %s: path %s matches the same requests as source %s (%s): paths match without regard to case, trailing slash or duplicate slashes", src.Name, src.Path, other.Name, other.Path))
 			continue
 		}
 		byKey[key] = src
@@ -62,7 +62,7 @@ func Config(cfg *config.Config, hooks ingest.Hooks) (*Parts, error) {
 	upstreams, orderKeys, upErrs := compileUpstreams(cfg)
 	transports := map[string]json.RawMessage{}
 	for name, up := range cfg.Upstreams {
-		if raw := transport(up.Reach); raw != nil {
+		if raw := transport(up); raw != nil {
 			transports[name] = raw
 			u := upstreams[name]
 			u.TransportID = string(raw)
@@ -76,20 +76,20 @@ func Config(cfg *config.Config, hooks ingest.Hooks) (*Parts, error) {
 	}
 	settings := ingest.Settings{
 		Sources:                 sources,
-		MaxBody:                 cfg.MaxBody,
+		MaxBody:                 int64(cfg.MaxBody),
 		MaxPending:              int64(cfg.MaxPending),
-		MaxInflightBody:         cfg.MaxInflightBody,
+		MaxInflightBody:         int64(cfg.MaxInflightBody),
 		UnfinishedPerClient:     cfg.UnfinishedBodies.PerClient,
 		UnfinishedPerConnection: cfg.UnfinishedBodies.PerConnection,
-		FirstByteTimeout:        cfg.UnfinishedBodies.FirstByteTimeout,
+		FirstByteTimeout:        cfg.UnfinishedBodies.FirstByteTimeout.Std(),
 		LogBodies:               cfg.Logging.Bodies,
 		MaskFields:              cfg.Logging.MaskFields,
 		MaskShownBodies:         cfg.Inspector.MaskBodies,
 		OrderKeys:               orderKeys,
 		Hooks:                   hooks,
 	}
-	if cfg.ClaimSet {
-		settings.Claims = append([]string{}, cfg.Claim...)
+	if cfg.Claim.Set {
+		settings.Claims = append([]string{}, cfg.Claim.Prefixes...)
 	}
 	pipeline, err := ingest.New(settings)
 	if err != nil {
@@ -97,13 +97,13 @@ func Config(cfg *config.Config, hooks ingest.Hooks) (*Parts, error) {
 	}
 	alerts, alertUpstreams := compileAlerts(cfg)
 	maps.Copy(upstreams, alertUpstreams) // config keeps the alert: prefix for these
-	return &Parts{Pipeline: pipeline, Upstreams: upstreams, Retention: cfg.Storage.Retention, Transports: transports,
+	return &Parts{Pipeline: pipeline, Upstreams: upstreams, Retention: cfg.Storage.Retention.Std(), Transports: transports,
 		Alerts: alerts, IPRangesRefresh: ipRangesRefresh(cfg)}, nil
 }
 
 // ipRangesRefresh is the refresh interval when some source names a range,
 // so that a gateway without named ranges never calls the providers.
-func ipRangesRefresh(cfg *config.Config) time.Duration {
+func ipRangesRefresh(cfg *config.Routes) time.Duration {
 	if cfg.IPRanges.Off {
 		return 0
 	}
@@ -114,7 +114,7 @@ func ipRangesRefresh(cfg *config.Config) time.Duration {
 		}
 		for _, entry := range allow.Entries {
 			if !ipranges.IsAddress(entry) {
-				return cfg.IPRanges.Refresh
+				return cfg.IPRanges.Refresh.Std()
 			}
 		}
 	}
@@ -123,22 +123,24 @@ func ipRangesRefresh(cfg *config.Config) time.Duration {
 
 // compileUpstreams builds each upstream's delivery settings, its re-signer
 // and its ordering key.
-func compileUpstreams(cfg *config.Config) (map[string]deliver.Upstream, map[string]*rules.Program, []error) {
+func compileUpstreams(cfg *config.Routes) (map[string]deliver.Upstream, map[string]*rules.Program, []error) {
 	var errs []error
 	upstreams := map[string]deliver.Upstream{}
 	orderKeys := map[string]*rules.Program{}
 	for name, up := range cfg.Upstreams {
-		u := up.Upstream
+		u := up.Delivery()
 		sign, err := resigner(cfg, up)
 		if err != nil {
 			errs = append(errs, err)
 		}
-		u.Sign, u.SignID = sign, up.Resign.Scheme
+		if up.Sign != nil {
+			u.Sign, u.SignID = sign, up.Sign.Scheme
+		}
 		upstreams[name] = u
-		if up.OrderingKey != "" {
-			prog, err := rules.CompileKey(up.OrderingKey)
+		if up.Ordering != nil {
+			prog, err := rules.CompileKey(up.Ordering.Key.Src)
 			if err != nil {
-				errs = append(errs, cfg.Errorf(up.OrderingKeyPos, "upstream %s: ordering.key: %v", name, err))
+				errs = append(errs, cfg.Errorf(up.Ordering.Key.At, "upstream %s: ordering.key: %v", name, err))
 				continue
 			}
 			orderKeys[name] = prog

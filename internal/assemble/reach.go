@@ -10,8 +10,8 @@ import (
 // (http.reverse_proxy.transport.http) an upstream's reach asks for, as
 // JSON; nil when the engine's own transport serves. The short keys map onto
 // Caddy's names; a transport given whole is taken as it is.
-func transport(r config.Reach) json.RawMessage {
-	if r.IsZero() {
+func transport(r *config.Upstream) json.RawMessage {
+	if r.TLS == nil && r.Proxy == "" && r.Transport == nil {
 		return nil
 	}
 	if r.Transport != nil {
@@ -25,18 +25,18 @@ func transport(r config.Reach) json.RawMessage {
 	case "":
 		t["network_proxy"] = map[string]any{"from": "none"}
 	default:
-		t["network_proxy"] = map[string]any{"from": "url", "url": r.Proxy}
+		t["network_proxy"] = map[string]any{"from": "url", "url": string(r.Proxy)}
 	}
 	if tls := r.TLS; tls != nil {
 		c := map[string]any{}
 		if len(tls.CA) > 0 {
-			c["ca"] = map[string]any{"provider": "file", "pem_files": tls.CA}
+			c["ca"] = map[string]any{"provider": "file", "pem_files": []string(tls.CA)}
 		}
 		if tls.ClientCert != "" {
-			c["client_certificate_file"], c["client_certificate_key_file"] = tls.ClientCert, tls.ClientKey
+			c["client_certificate_file"], c["client_certificate_key_file"] = string(tls.ClientCert), string(tls.ClientKey)
 		}
 		if tls.ServerName != "" {
-			c["server_name"] = tls.ServerName
+			c["server_name"] = string(tls.ServerName)
 		}
 		if tls.InsecureSkipVerify {
 			c["insecure_skip_verify"] = true

@@ -32,16 +32,16 @@ func TestParseAlerts(t *testing.T) {
 		t.Fatalf("%d alerts", len(cfg.Alerts))
 	}
 	ops, audit := cfg.Alerts[0], cfg.Alerts[1]
-	if ops.Name != "ops" || ops.URL.String() != "https://hooks.slack.com/services/T0/B0/x" || ops.Format != AlertFormatSlack || ops.Repeat != time.Hour {
+	if ops.Name != "ops" || ops.To.String() != "https://hooks.slack.com/services/T0/B0/x" || ops.Format != AlertFormatSlack || ops.Repeat.Std() != time.Hour {
 		t.Errorf("ops: %+v", ops)
 	}
-	want := AlertOn{Dead: true, BreakerOpen: true, OldestPending: 15 * time.Minute, Rejected: &AlertRejected{Ratio: 0.5, Min: 20, Window: 5 * time.Minute}}
-	if on := ops.On; on.Dead != want.Dead || on.BreakerOpen != want.BreakerOpen || on.OldestPending != want.OldestPending || *on.Rejected != *want.Rejected {
+	want := AlertOn{Dead: true, BreakerOpen: true, OldestPending: Duration(15 * time.Minute), Rejected: &AlertRejected{Ratio: 0.5, Min: 20, Window: Duration(5 * time.Minute)}}
+	if on := ops.On; on.Dead != want.Dead || on.BreakerOpen != want.BreakerOpen || on.OldestPending != want.OldestPending || !sameRejected(on.Rejected, want.Rejected) {
 		t.Errorf("ops.on: %+v %+v", on, on.Rejected)
 	}
 	// Defaults: json, repeat 1h, rejected min 20 over 5m.
-	if audit.Format != AlertFormatJSON || audit.Repeat != DefaultAlertRepeat || audit.On.Dead ||
-		*audit.On.Rejected != (AlertRejected{Ratio: 1, Min: DefaultRejectedMin, Window: DefaultRejectedWindow}) {
+	if audit.Format != AlertFormatJSON || audit.Repeat.Std() != DefaultAlertRepeat || audit.On.Dead ||
+		!sameRejected(audit.On.Rejected, &AlertRejected{Ratio: 1, Min: DefaultRejectedMin, Window: Duration(DefaultRejectedWindow)}) {
 		t.Errorf("audit: %+v %+v", audit, audit.On.Rejected)
 	}
 }
@@ -99,7 +99,11 @@ func TestAlertsJSON(t *testing.T) {
 		`"sources":{"s":{"path":"/hook","provider":"github","secrets":["x-0123456789abcdef"],"default":["legacy"]}},` +
 		`"alerts":[{"name":"ops","to":"https://alerts.example.com/x","on":{"rejected":{"ratio":2}}}]}`
 	_, err := ParseJSON("webhook_gateway routes", []byte(doc), Options{})
-	if err == nil || !strings.Contains(err.Error(), "webhook_gateway routes: alerts[0].on.rejected.ratio: alerts[0].on.rejected.ratio must be a number") {
+	if err == nil || !strings.Contains(err.Error(), "webhook_gateway routes: alerts[0].on.rejected.ratio must be a number") {
 		t.Fatalf("error %v", err)
 	}
+}
+
+func sameRejected(a, b *AlertRejected) bool {
+	return a != nil && b != nil && a.Ratio == b.Ratio && a.Min == b.Min && a.Window == b.Window
 }

@@ -41,10 +41,10 @@ func TestParseAllowIPs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !cfg.AllowIPs.Set || !reflect.DeepEqual(cfg.AllowIPs.Entries, []string{"github", "192.0.2.0/24"}) || cfg.AllowIPs.Pos != (Pos{4, 1}) {
+	if !cfg.AllowIPs.Set || !reflect.DeepEqual(cfg.AllowIPs.Entries, []string{"github", "192.0.2.0/24"}) || cfg.AllowIPs.At != (Pos{4, 12}) {
 		t.Errorf("top-level allow_ips: %+v", cfg.AllowIPs)
 	}
-	if cfg.IPRanges.Refresh != 6*time.Hour || cfg.IPRanges.Off {
+	if cfg.IPRanges.Refresh.Std() != 6*time.Hour || cfg.IPRanges.Off {
 		t.Errorf("ip_ranges: %+v", cfg.IPRanges)
 	}
 	inherits, own, open := cfg.Sources[0].AllowIPs, cfg.Sources[1].AllowIPs, cfg.Sources[2].AllowIPs
@@ -63,7 +63,7 @@ func TestParseAllowIPs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.AllowIPs.Set || cfg.IPRanges.Refresh != DefaultIPRangesRefresh || cfg.IPRanges.Off {
+	if cfg.AllowIPs.Set || cfg.IPRanges.Refresh.Std() != DefaultIPRangesRefresh || cfg.IPRanges.Off {
 		t.Errorf("defaults: %+v %+v", cfg.AllowIPs, cfg.IPRanges)
 	}
 	cfg, err = Parse("routes.yaml", []byte(strings.Replace(allowRoutes, "refresh: 6h", "refresh: off", 1)), Options{})
@@ -109,7 +109,7 @@ func TestAllowIPsJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	fromFile, _ := Parse("/etc/hookgate/routes.yaml", []byte(allowRoutes), Options{})
-	if !reflect.DeepEqual(fromJSON.AllowIPs.Entries, fromFile.AllowIPs.Entries) || fromJSON.IPRanges.Refresh != 6*time.Hour {
+	if !reflect.DeepEqual(fromJSON.AllowIPs.Entries, fromFile.AllowIPs.Entries) || fromJSON.IPRanges.Refresh.Std() != 6*time.Hour {
 		t.Errorf("top level differs: %+v %+v", fromJSON.AllowIPs, fromJSON.IPRanges)
 	}
 	for i := range fromFile.Sources {
@@ -120,7 +120,7 @@ func TestAllowIPsJSON(t *testing.T) {
 	}
 	bad := strings.Replace(string(doc), `"198.51.100.7"`, `"198.51.100.7/40"`, 1)
 	_, err = ParseJSON("webhook_gateway routes", []byte(bad), Options{})
-	if err == nil || !strings.Contains(err.Error(), `webhook_gateway routes: sources.own.allow_ips[2]: source own.allow_ips: "198.51.100.7/40" is not a CIDR`) {
+	if err == nil || !strings.Contains(err.Error(), `webhook_gateway routes: sources.own.allow_ips[2]: "198.51.100.7/40" is not a CIDR`) {
 		t.Errorf("JSON error: %v", err)
 	}
 }

@@ -2,13 +2,14 @@ package config
 
 import (
 	"fmt"
-	"github.com/hookgate/hookgate/internal/deliver"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookgate/hookgate/internal/deliver"
 )
 
 const validConfig = `
@@ -80,16 +81,16 @@ func TestParseValid(t *testing.T) {
 	if cfg.Storage.Path != "/etc/hookgate/data/hookgate.db" {
 		t.Errorf("storage path %q not resolved against the routes file", cfg.Storage.Path)
 	}
-	if cfg.Storage.Retention != 7*24*time.Hour || cfg.MaxBody != 1<<20 {
+	if cfg.Storage.Retention.Std() != 7*24*time.Hour || cfg.MaxBody != 1<<20 {
 		t.Errorf("retention %s, max_body %d", cfg.Storage.Retention, cfg.MaxBody)
 	}
 	legacy := cfg.Upstreams["legacy"]
-	if legacy.URL.String() != "http://127.0.0.1:9000/base" || legacy.Timeout != 3*time.Second || legacy.Concurrency != 4 ||
-		!reflect.DeepEqual(legacy.Retry, deliver.RetryPolicy{MaxAttempts: 3, InitialInterval: time.Second, MaxInterval: 10 * time.Second, RetryOn: deliver.DefaultRetryOn}) {
+	if legacy.URL.String() != "http://127.0.0.1:9000/base" || legacy.Timeout.Std() != 3*time.Second || legacy.Concurrency != 4 ||
+		!reflect.DeepEqual(legacy.Delivery().Retry, deliver.RetryPolicy{MaxAttempts: 3, InitialInterval: time.Second, MaxInterval: 10 * time.Second, RetryOn: deliver.DefaultRetryOn}) {
 		t.Errorf("legacy upstream: %+v", legacy)
 	}
 	billing := cfg.Upstreams["billing"]
-	if billing.Timeout != DefaultTimeout || billing.Concurrency != DefaultConcurrency || billing.Retry.MaxAttempts != DefaultMaxAttempts {
+	if billing.Timeout.Std() != DefaultTimeout || billing.Concurrency != DefaultConcurrency || billing.Retry.MaxAttempts != DefaultMaxAttempts {
 		t.Errorf("billing defaults not applied: %+v", billing)
 	}
 	if len(cfg.Sources) != 2 || cfg.Sources[0].Name != "stripe" || cfg.Sources[1].Name != "crm" {
@@ -99,14 +100,14 @@ func TestParseValid(t *testing.T) {
 	if strings.Join(stripe.Secrets, ",") != "whsec_new-0123456789,whsec_old-0123456789" {
 		t.Errorf("secrets %v: unset placeholder should be dropped", stripe.Secrets)
 	}
-	if len(stripe.Routes) != 2 || stripe.Routes[1].To[0] != "legacy" || stripe.Routes[1].Schema != "/etc/hookgate/schemas/invoice.json" {
+	if len(stripe.Routes) != 2 || stripe.Routes[1].To.Names[0] != "legacy" || stripe.Routes[1].Schema.File != "/etc/hookgate/schemas/invoice.json" {
 		t.Errorf("routes: %+v %+v", stripe.Routes[0], stripe.Routes[1])
 	}
-	if stripe.Routes[0].WhenPos.Line != 26 {
-		t.Errorf("when position %+v, want line 26", stripe.Routes[0].WhenPos)
+	if stripe.Routes[0].When.At.Line != 26 {
+		t.Errorf("when position %+v, want line 26", stripe.Routes[0].When.At)
 	}
 	crm := cfg.Sources[1]
-	if crm.Verify == nil || crm.Verify.Header != "X-Crm-Signature" || crm.Dedup.Window != 72*time.Hour || crm.Response.Status != 202 {
+	if crm.Verify == nil || crm.Verify.Header != "X-Crm-Signature" || crm.Dedup.Window.Std() != 72*time.Hour || crm.Response.Status != 202 {
 		t.Errorf("crm: %+v %+v", crm, crm.Verify)
 	}
 }
@@ -175,7 +176,7 @@ func TestParseJetStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	js := cfg.Storage.JetStream
-	if js == nil || js.URL != "nats://a:4222,nats://b:4222" || js.Stream != DefaultJetStreamStream || js.Replicas != 3 || js.Credentials != "hg.creds" || cfg.Storage.Retention != 72*time.Hour {
+	if js == nil || js.URL != "nats://a:4222,nats://b:4222" || js.Stream != DefaultJetStreamStream || js.Replicas != 3 || js.Credentials != "hg.creds" || cfg.Storage.Retention.Std() != 72*time.Hour {
 		t.Fatalf("storage: %+v %+v", cfg.Storage, js)
 	}
 }
@@ -202,7 +203,7 @@ func TestLoadFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.File != path || cfg.Storage.Path != filepath.Join(dir, "data", "hookgate.db") {
+	if cfg.File != path || string(cfg.Storage.Path) != filepath.Join(dir, "data", "hookgate.db") {
 		t.Fatalf("file %s storage %s", cfg.File, cfg.Storage.Path)
 	}
 	if _, err := Load(filepath.Join(dir, "missing.yaml"), Options{}); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
@@ -248,11 +249,11 @@ func TestUnitsInFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Storage.Retention != 180*time.Hour || cfg.MaxBody != 3<<19 || cfg.MaxInflightBody != 5e6 || cfg.Upstreams["u"].Timeout != 15*time.Second {
+	if cfg.Storage.Retention.Std() != 180*time.Hour || cfg.MaxBody != 3<<19 || cfg.MaxInflightBody != 5e6 || cfg.Upstreams["u"].Timeout.Std() != 15*time.Second {
 		t.Fatalf("retention %s, max_body %d, max_inflight_body %d, timeout %s", cfg.Storage.Retention, cfg.MaxBody, cfg.MaxInflightBody, cfg.Upstreams["u"].Timeout)
 	}
 	json := `{"storage":{"retention":604800000000000},"upstreams":{"u":{"url":"http://x","timeout":"1m"}},"sources":{"s":{"path":"/s","provider":"github","secrets":["s-0123456789abcdef"],"default":["u"]}}}`
-	if cfg, err := ParseJSON("routes", []byte(json), Options{}); err != nil || cfg.Storage.Retention != 7*24*time.Hour {
+	if cfg, err := ParseJSON("routes", []byte(json), Options{}); err != nil || cfg.Storage.Retention.Std() != 7*24*time.Hour {
 		t.Fatalf("JSON nanoseconds: %v", err)
 	}
 	_, err = Parse("routes.yaml", []byte(strings.Replace(routes, "[s-0123456789abcdef]", `["{$GH_SECRET}"]`, 1)), Options{})
@@ -323,7 +324,8 @@ sources:
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := cfg.Upstreams["billing"]
+	b := cfg.Upstreams["billing"].Delivery()
+	sign, ordering := cfg.Upstreams["billing"].Sign, cfg.Upstreams["billing"].Ordering
 	if cfg.MaxPending != 5000 || b.Rate != 10 || b.Burst != 5 || b.Retry.MaxAge != 24*time.Hour ||
 		!reflect.DeepEqual(b.Retry.RetryOn, deliver.RetryOn{Codes: map[int]bool{429: true}, Class5xx: true, Network: true}) {
 		t.Errorf("upstream: %+v", b)
@@ -331,8 +333,8 @@ sources:
 	if b.Breaker != (deliver.BreakerPolicy{FailureRatio: 0.3, Window: 30 * time.Second, MinRequests: 10, Cooldown: 30 * time.Second}) {
 		t.Errorf("breaker: %+v", b.Breaker)
 	}
-	if b.OrderingKey != "body.data.object.id" || b.Resign.Scheme != "standard-webhooks" || b.Resign.Secret == "" {
-		t.Errorf("ordering/sign: %+v", b)
+	if ordering == nil || ordering.Key.Src != "body.data.object.id" || sign == nil || sign.Scheme != "standard-webhooks" || sign.Secret == "" {
+		t.Errorf("ordering/sign: %+v %+v", ordering, sign)
 	}
 	bad := map[string]string{
 		"rate: fast":                             "invalid rate",

@@ -22,10 +22,10 @@ func Inline(path string, data []byte) ([]byte, error) {
 	in := &inliner{file: path, dir: filepath.Dir(path)}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, (&Config{File: path}).yamlError(err)
+		return nil, yamlError(path, err)
 	}
 	if len(doc.Content) == 0 {
-		return nil, (&Config{File: path}).Errorf(Pos{}, "file is empty")
+		return nil, &Error{File: path, Msg: "file is empty"}
 	}
 	root := doc.Content[0]
 	in.rewrite(root)
@@ -45,24 +45,11 @@ type inliner struct {
 }
 
 func (in *inliner) errorf(n *yaml.Node, format string, args ...any) error {
-	err := (&Config{File: in.file}).Errorf(pos(n), format, args...)
+	err := &Error{File: in.file, Pos: pos(n), Msg: fmt.Sprintf(format, args...)}
 	if in.err == nil {
 		in.err = err
 	}
 	return err
-}
-
-// field returns the value under key in a mapping node.
-func field(n *yaml.Node, key string) *yaml.Node {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
 }
 
 // literalFile reports whether a scalar names a file that can be read now:
@@ -79,35 +66,35 @@ func (in *inliner) absolute(n *yaml.Node) {
 }
 
 func (in *inliner) rewrite(root *yaml.Node) {
-	storage := field(root, "storage")
-	in.absolute(field(storage, "path"))
-	in.absolute(field(field(storage, "jetstream"), "credentials"))
-	if ups := field(root, "upstreams"); ups != nil && ups.Kind == yaml.MappingNode {
+	storage := fieldNode(root, "storage")
+	in.absolute(fieldNode(storage, "path"))
+	in.absolute(fieldNode(fieldNode(storage, "jetstream"), "credentials"))
+	if ups := fieldNode(root, "upstreams"); ups != nil && ups.Kind == yaml.MappingNode {
 		for i := 1; i < len(ups.Content); i += 2 {
-			tls := field(ups.Content[i], "tls")
-			if ca := field(tls, "ca"); ca != nil && ca.Kind == yaml.SequenceNode {
+			tls := fieldNode(ups.Content[i], "tls")
+			if ca := fieldNode(tls, "ca"); ca != nil && ca.Kind == yaml.SequenceNode {
 				for _, item := range ca.Content {
 					in.absolute(item)
 				}
 			} else {
 				in.absolute(ca)
 			}
-			in.absolute(field(tls, "client_cert"))
-			in.absolute(field(tls, "client_key"))
+			in.absolute(fieldNode(tls, "client_cert"))
+			in.absolute(fieldNode(tls, "client_key"))
 		}
 	}
-	sources := field(root, "sources")
+	sources := fieldNode(root, "sources")
 	if sources == nil || sources.Kind != yaml.MappingNode {
 		return
 	}
 	for i := 1; i < len(sources.Content); i += 2 {
 		src := sources.Content[i]
-		if routes := field(src, "routes"); routes != nil && routes.Kind == yaml.SequenceNode {
+		if routes := fieldNode(src, "routes"); routes != nil && routes.Kind == yaml.SequenceNode {
 			for _, r := range routes.Content {
-				in.inlineSchema(field(r, "schema"))
+				in.inlineSchema(fieldNode(r, "schema"))
 			}
 		}
-		switch v := field(src, "validate"); {
+		switch v := fieldNode(src, "validate"); {
 		case v == nil:
 		case v.Kind == yaml.ScalarNode && literalFile(v):
 			schema := *v
@@ -115,7 +102,7 @@ func (in *inliner) rewrite(root *yaml.Node) {
 			*v = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: v.Line, Column: v.Column,
 				Content: []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: "schema"}, &schema}}
 		default:
-			in.inlineSchema(field(v, "schema"))
+			in.inlineSchema(fieldNode(v, "schema"))
 		}
 	}
 }
@@ -198,18 +185,6 @@ func (in *inliner) writeJSON(b *bytes.Buffer, n *yaml.Node) error {
 		return in.errorf(n, "unexpected YAML node")
 	}
 	return nil
-}
-
-// ParseJSON checks a configuration carried as JSON, as the webhook_gateway
-// handler carries it; name labels its errors, which give the JSON path of
-// what they are about. Relative file names are taken from the working
-// directory, as everywhere in Caddy's JSON.
-func ParseJSON(name string, data []byte, opts Options) (*Config, error) {
-	cfg, err := parse(name, "", data, opts, true)
-	if err != nil {
-		return nil, err
-	}
-	return cfg, nil
 }
 
 // indexPaths records the JSON path of every node by its position, so that

@@ -72,7 +72,7 @@ func clearPositions(v reflect.Value) {
 			clearPositions(v.Elem())
 		}
 	case reflect.Struct:
-		if v.Type() == reflect.TypeOf(Pos{}) {
+		if v.Type() == reflect.TypeOf(Pos{}) || v.Type() == reflect.TypeOf(Located{}) {
 			v.Set(reflect.Zero(v.Type()))
 			return
 		}
@@ -110,22 +110,25 @@ func TestInlineMeansWhatTheFileMeans(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, inline)
 	}
-	if fromFile.Sources[0].Routes[0].Schema == "" || fromJSON.Sources[0].Routes[0].SchemaDoc == nil {
+	if fromFile.Sources[0].Routes[0].Schema.File == "" || fromJSON.Sources[0].Routes[0].Schema.Doc == nil {
 		t.Fatalf("schema file not inlined: %s", inline)
 	}
 	// Inlining turns the schema file into the document it held.
-	for _, c := range []*Config{fromFile, fromJSON} {
+	for _, c := range []*Routes{fromFile, fromJSON} {
 		c.File, c.paths = "", nil
 		clearPositions(reflect.ValueOf(c))
+		for i := range c.Literals {
+			c.Literals[i].What = "" // JSON names the key by its path
+		}
 	}
 	for _, src := range fromFile.Sources {
 		for _, r := range src.Routes {
-			if r.Schema != "" {
-				r.Schema, r.SchemaDoc = "", map[string]any{"type": "object", "required": []any{"id"}, "properties": map[string]any{"id": map[string]any{"type": "string"}}}
+			if r.Schema.File != "" {
+				r.Schema.File, r.Schema.Doc = "", map[string]any{"type": "object", "required": []any{"id"}, "properties": map[string]any{"id": map[string]any{"type": "string"}}}
 			}
 		}
-		if v := src.Validate; v != nil && v.Schema != "" {
-			v.Schema, v.SchemaDoc = "", map[string]any{"type": "object", "required": []any{"id"}, "properties": map[string]any{"id": map[string]any{"type": "string"}}}
+		if v := src.Validate; v != nil && v.Schema.File != "" {
+			v.Schema.File, v.Schema.Doc = "", map[string]any{"type": "object", "required": []any{"id"}, "properties": map[string]any{"id": map[string]any{"type": "string"}}}
 		}
 	}
 	if !reflect.DeepEqual(fromFile, fromJSON) {
@@ -136,7 +139,7 @@ func TestInlineMeansWhatTheFileMeans(t *testing.T) {
 	if fromJSON.Sources[0].Name != "zeta" {
 		t.Fatalf("source order lost: %s first", fromJSON.Sources[0].Name)
 	}
-	if want := filepath.Join(filepath.Dir(path), "data", "hookgate.db"); fromJSON.Storage.Path != want {
+	if want := filepath.Join(filepath.Dir(path), "data", "hookgate.db"); string(fromJSON.Storage.Path) != want {
 		t.Fatalf("storage path %q, want %q", fromJSON.Storage.Path, want)
 	}
 	if !strings.Contains(string(inline), `"{env.GH_SECRET}"`) {
@@ -160,7 +163,7 @@ func TestJSONErrorsNameThePath(t *testing.T) {
 		t.Fatal("accepted")
 	}
 	for _, want := range []string{
-		`webhook_gateway routes: sources.s.default: source s.default: unknown upstream "legacyy"`,
+		`webhook_gateway routes: sources.s.default: unknown upstream "legacyy"`,
 		`webhook_gateway routes: sources.t.tolerance: `,
 	} {
 		if !strings.Contains(err.Error(), want) {

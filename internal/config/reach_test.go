@@ -66,8 +66,8 @@ func TestUpstreamReach(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := cfg.Upstreams["u"]
-	r := u.Reach
-	if r.TLS == nil || len(r.TLS.CA) != 1 || r.TLS.CA[0] != ca || r.TLS.ClientCert != cert || r.TLS.ClientKey != key ||
+	r := u
+	if r.TLS == nil || len(r.TLS.CA) != 1 || r.TLS.CA[0] != ca || string(r.TLS.ClientCert) != cert || string(r.TLS.ClientKey) != key ||
 		r.TLS.ServerName != "backend.internal" || r.TLS.InsecureSkipVerify || r.Proxy != "http://egress.internal:3128" || r.Transport != nil {
 		t.Errorf("reach: %+v %+v", r, r.TLS)
 	}
@@ -79,7 +79,7 @@ func TestUpstreamReach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := string(whole.Upstreams["u"].Reach.Transport); got != `{"dial_timeout":"2s","versions":["1.1"]}` {
+	if got := string(whole.Upstreams["u"].Transport); got != `{"dial_timeout":"2s","versions":["1.1"]}` {
 		t.Errorf("transport: %s", got)
 	}
 }
@@ -128,8 +128,8 @@ func TestInlineMakesTLSFilesAbsolute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tls := cfg.Upstreams["u"].Reach.TLS
-	if tls.CA[0] != filepath.Join(dir, "ca.pem") || tls.ClientCert != filepath.Join(dir, "client.pem") || tls.ClientKey != filepath.Join(dir, "client.key") {
+	tls := cfg.Upstreams["u"].TLS
+	if tls.CA[0] != filepath.Join(dir, "ca.pem") || string(tls.ClientCert) != filepath.Join(dir, "client.pem") || string(tls.ClientKey) != filepath.Join(dir, "client.key") {
 		t.Errorf("files: %+v", tls)
 	}
 }

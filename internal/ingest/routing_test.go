@@ -345,7 +345,7 @@ func TestDedupFastPath(t *testing.T) {
 }
 
 // compile builds a configuration's pipeline.
-func compile(cfg *config.Config) (*ingest.Pipeline, error) {
+func compile(cfg *config.Routes) (*ingest.Pipeline, error) {
 	parts, err := assemble.Config(cfg, ingest.Hooks{})
 	if err != nil {
 		return nil, err

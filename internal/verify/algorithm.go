@@ -80,14 +80,14 @@ func registerAlgorithm(def algorithmDef, names ...string) {
 func lookupAlgorithm(name string) (algorithmDef, error) {
 	def, ok := algorithms[strings.ToLower(name)]
 	if !ok {
-		return algorithmDef{}, fmt.Errorf("unknown algorithm %q (use %s)", name, strings.Join(algorithmNames(), ", "))
+		return algorithmDef{}, fmt.Errorf("unknown algorithm %q (use %s)", name, strings.Join(Algorithms(), ", "))
 	}
 	return def, nil
 }
 
-// algorithmNames are the names a spec may give, the credential checks
+// Algorithms are the names a declared scheme may give, the credential checks
 // (token, basic) among them.
-func algorithmNames() []string {
+func Algorithms() []string {
 	names := []string{"token", "basic"}
 	for n := range algorithms {
 		if n != "" && !strings.HasPrefix(n, "sha") {

@@ -195,7 +195,7 @@ func TestJSONConfigRunsAGateway(t *testing.T) {
 	bad := strings.Replace(cfg, `"default": ["legacy"]`, `"default": ["legacyy"]`, 1)
 	writeFile(t, filepath.Join(dir, "bad.json"), bad)
 	out, err := hookgateCmd(t, dir, "validate", "--config", filepath.Join(dir, "bad.json"))
-	if err == nil || !strings.Contains(out, `sources.github.default: source github.default: unknown upstream`) {
+	if err == nil || !strings.Contains(out, `webhook_gateway routes: sources.github.default: unknown upstream`) {
 		t.Fatalf("validate of a bad JSON config: %v\n%s", err, out)
 	}
 	var v any
