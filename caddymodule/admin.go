@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"context"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -53,43 +54,83 @@ func writeJSON(w http.ResponseWriter, v any) error {
 	return enc.Encode(v)
 }
 
+// adminRoutes are the admin API's endpoints. Each answers for the store
+// the request picks (pickGateway) and returns its error, which Caddy's
+// admin server writes as JSON.
+var adminRoutes = map[string]func(w http.ResponseWriter, r *http.Request, g *liveGateway) error{
+	"GET /hookgate/events":                     listEvents,
+	"GET /hookgate/events/{id}":                showEvent,
+	"POST /hookgate/events/{id}/replay":        replayEvent,
+	"POST /hookgate/events/{id}/cancel":        cancelEvent,
+	"POST /hookgate/replay":                    bulkReplay,
+	"GET /hookgate/stats":                      stats,
+	"GET /hookgate/timeline":                   timeline,
+	"GET /hookgate/backup":                     backup,
+	"GET /hookgate/upstreams":                  listUpstreams,
+	"POST /hookgate/upstreams/{name}/{action}": setPaused,
+	"GET /hookgate/secrets":                    listSecrets,
+	"DELETE /hookgate/secrets/{source}":        revokeSecret,
+}
+
+// adminMux routes /hookgate/ by method and path; what it does not know
+// gets 404, or 405 with the methods the path takes.
+var adminMux = func() *http.ServeMux {
+	mux := http.NewServeMux()
+	for pattern, route := range adminRoutes {
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			g, err := pickGateway(r)
+			if err == nil {
+				err = route(w, r, g)
+			}
+			adminOutcome(r).err = err
+		})
+	}
+	mux.HandleFunc("/hookgate/ui/", func(w http.ResponseWriter, r *http.Request) { adminOutcome(r).err = serveUI(w, r) })
+	mux.HandleFunc("/hookgate/ui", func(w http.ResponseWriter, r *http.Request) { adminOutcome(r).err = serveUI(w, r) })
+	mux.HandleFunc("/hookgate/", func(w http.ResponseWriter, r *http.Request) {
+		if trimmed := strings.TrimSuffix(r.URL.Path, "/"); trimmed != r.URL.Path && trimmed != "/hookgate" {
+			again := r.Clone(r.Context())
+			again.URL.Path, again.URL.RawPath = trimmed, ""
+			if _, pattern := mux.Handler(again); pattern != "/hookgate/" {
+				mux.ServeHTTP(w, again)
+				return
+			}
+		}
+		if allow := allowedMethods(mux, r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			adminOutcome(r).err = apiError(http.StatusMethodNotAllowed, "%s takes %s, not %s", r.URL.Path, strings.Join(allow, " or "), r.Method)
+			return
+		}
+		adminOutcome(r).err = apiError(http.StatusNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path)
+	})
+	return mux
+}()
+
+// allowedMethods are the methods an endpoint other than the catch-all
+// takes at r's path.
+func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); pattern != "/hookgate/" && pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	return allow
+}
+
+type adminOutcomeKey struct{}
+
+// outcome carries a route's error out of the mux, which has no return.
+type outcome struct{ err error }
+
+func adminOutcome(r *http.Request) *outcome { return r.Context().Value(adminOutcomeKey{}).(*outcome) }
+
 func serveAdmin(w http.ResponseWriter, r *http.Request) error {
-	path := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/hookgate/"), "/")
-	parts := strings.Split(path, "/")
-	if path == "ui" || strings.HasPrefix(path, "ui/") {
-		return serveUI(w, r)
-	}
-	g, err := pickGateway(r)
-	if err != nil {
-		return err
-	}
-	switch {
-	case path == "events" && r.Method == http.MethodGet:
-		return listEvents(w, r, g)
-	case path == "stats" && r.Method == http.MethodGet:
-		return stats(w, g)
-	case path == "timeline" && r.Method == http.MethodGet:
-		return timeline(w, r, g)
-	case path == "replay" && r.Method == http.MethodPost:
-		return bulkReplay(w, r, g)
-	case path == "backup" && r.Method == http.MethodGet:
-		return backup(w, r, g)
-	case path == "upstreams" && r.Method == http.MethodGet:
-		return listUpstreams(w, g)
-	case len(parts) == 3 && parts[0] == "upstreams" && (parts[2] == "pause" || parts[2] == "resume") && r.Method == http.MethodPost:
-		return setPaused(w, r, g, parts[1], parts[2] == "pause")
-	case path == "secrets" && r.Method == http.MethodGet:
-		return listSecrets(w, g)
-	case len(parts) == 2 && parts[0] == "secrets" && r.Method == http.MethodDelete:
-		return revokeSecret(w, r, g, parts[1])
-	case len(parts) == 2 && parts[0] == "events" && r.Method == http.MethodGet:
-		return showEvent(w, g, parts[1])
-	case len(parts) == 3 && parts[0] == "events" && parts[2] == "replay" && r.Method == http.MethodPost:
-		return replayEvent(w, r, g, parts[1])
-	case len(parts) == 3 && parts[0] == "events" && parts[2] == "cancel" && r.Method == http.MethodPost:
-		return cancelEvent(w, r, g, parts[1])
-	}
-	return apiError(http.StatusNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path)
+	var out outcome
+	adminMux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), adminOutcomeKey{}, &out)))
+	return out.err
 }
 
 // pickGateway chooses the store: the only live one, or ?store=<path>.
@@ -324,14 +365,14 @@ type deliveryView struct {
 	History []store.Attempt `json:"history"`
 }
 
-func showEvent(w http.ResponseWriter, g *liveGateway, raw string) error {
-	id, err := parseID(raw)
+func showEvent(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
+	id, err := parseID(r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	rec, err := g.handle.store.Event(id)
 	if errors.Is(err, store.ErrNotFound) {
-		return apiError(http.StatusNotFound, "no event %s", raw)
+		return apiError(http.StatusNotFound, "no event %s", r.PathValue("id"))
 	}
 	if err != nil {
 		return err
@@ -369,14 +410,14 @@ func showEvent(w http.ResponseWriter, g *liveGateway, raw string) error {
 	return writeJSON(w, v)
 }
 
-func replayEvent(w http.ResponseWriter, r *http.Request, g *liveGateway, raw string) error {
-	id, err := parseID(raw)
+func replayEvent(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
+	id, err := parseID(r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	rec, err := g.handle.store.Event(id)
 	if errors.Is(err, store.ErrNotFound) {
-		return apiError(http.StatusNotFound, "no event %s", raw)
+		return apiError(http.StatusNotFound, "no event %s", r.PathValue("id"))
 	}
 	if err != nil {
 		return err
@@ -398,19 +439,19 @@ func replayEvent(w http.ResponseWriter, r *http.Request, g *liveGateway, raw str
 		return err
 	}
 	if res.Replayed == 0 {
-		return apiError(http.StatusConflict, "event %s has nothing to replay: its deliveries are pending", raw)
+		return apiError(http.StatusConflict, "event %s has nothing to replay: its deliveries are pending", r.PathValue("id"))
 	}
 	return writeJSON(w, map[string]any{"replayed": res.Replayed})
 }
 
-func cancelEvent(w http.ResponseWriter, r *http.Request, g *liveGateway, raw string) error {
-	id, err := parseID(raw)
+func cancelEvent(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
+	id, err := parseID(r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	n, err := g.handle.store.Cancel(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
-		return apiError(http.StatusNotFound, "no event %s", raw)
+		return apiError(http.StatusNotFound, "no event %s", r.PathValue("id"))
 	}
 	if err != nil {
 		return err
@@ -453,7 +494,7 @@ type statsView struct {
 	Pipelines []ingest.Counters             `json:"rule_errors"`
 }
 
-func stats(w http.ResponseWriter, g *liveGateway) error {
+func stats(w http.ResponseWriter, _ *http.Request, g *liveGateway) error {
 	st, err := g.handle.store.Stats()
 	if err != nil {
 		return err

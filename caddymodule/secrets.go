@@ -72,7 +72,7 @@ func viewSecret(ls store.LearnedSecret) secretView {
 
 // listSecrets answers GET /hookgate/secrets: the learned secrets, and the
 // live sources that may learn one with their windows.
-func listSecrets(w http.ResponseWriter, g *liveGateway) error {
+func listSecrets(w http.ResponseWriter, _ *http.Request, g *liveGateway) error {
 	all, err := g.handle.store.LearnedSecrets()
 	if err != nil {
 		return err
@@ -95,7 +95,8 @@ func listSecrets(w http.ResponseWriter, g *liveGateway) error {
 }
 
 // revokeSecret answers DELETE /hookgate/secrets/{source}[?scope=].
-func revokeSecret(w http.ResponseWriter, r *http.Request, g *liveGateway, source string) error {
+func revokeSecret(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
+	source := r.PathValue("source")
 	all, err := g.handle.store.LearnedSecrets()
 	if err != nil {
 		return err

@@ -92,7 +92,7 @@ func (g *liveGateway) upstreamViews(counts map[string]store.UpstreamStats) []ups
 }
 
 // listUpstreams serves GET /hookgate/upstreams.
-func listUpstreams(w http.ResponseWriter, g *liveGateway) error {
+func listUpstreams(w http.ResponseWriter, _ *http.Request, g *liveGateway) error {
 	st, err := g.handle.store.Stats()
 	if err != nil {
 		return err
@@ -103,7 +103,12 @@ func listUpstreams(w http.ResponseWriter, g *liveGateway) error {
 // setPaused serves POST /hookgate/upstreams/{name}/pause and /resume. Only
 // a defined upstream may be paused; any paused one may be resumed, so a
 // pause never outlives the upstream's definition unnoticed.
-func setPaused(w http.ResponseWriter, r *http.Request, g *liveGateway, name string, paused bool) error {
+func setPaused(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
+	name, action := r.PathValue("name"), r.PathValue("action")
+	if action != "pause" && action != "resume" {
+		return apiError(http.StatusNotFound, "no such endpoint: %s %s (pause or resume)", r.Method, r.URL.Path)
+	}
+	paused := action == "pause"
 	if _, ok := g.upstreams[name]; !ok && (paused || !g.handle.store.PauseOf(name).Paused) {
 		return apiError(http.StatusNotFound, "no upstream %s in the configuration", name)
 	}
