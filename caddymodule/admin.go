@@ -1,8 +1,8 @@
 package caddymodule
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
