@@ -486,12 +486,17 @@ func bulkReplay(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
 	return writeJSON(w, out)
 }
 
-type statsView struct {
+// StatsView is the answer of GET /hookgate/stats.
+type StatsView struct {
 	store.Stats
-	Store     string                        `json:"store"`
-	Requests  map[string]map[string]float64 `json:"requests"`
-	Breakers  map[string]string             `json:"breakers"`
-	Pipelines []ingest.Counters             `json:"rule_errors"`
+	// Store is the store's path or URL.
+	Store string `json:"store"`
+	// Requests counts requests by source and outcome.
+	Requests map[string]map[string]float64 `json:"requests"`
+	// Breakers is each upstream's breaker state.
+	Breakers map[string]string `json:"breakers"`
+	// Pipelines are the rule evaluation errors of each configuration.
+	Pipelines []ingest.Counters `json:"rule_errors"`
 }
 
 func stats(w http.ResponseWriter, _ *http.Request, g *liveGateway) error {
@@ -499,7 +504,7 @@ func stats(w http.ResponseWriter, _ *http.Request, g *liveGateway) error {
 	if err != nil {
 		return err
 	}
-	v := statsView{Stats: st, Store: g.handle.store.Path(), Requests: requestCounts(), Breakers: map[string]string{}}
+	v := StatsView{Stats: st, Store: g.handle.store.Path(), Requests: requestCounts(), Breakers: map[string]string{}}
 	for name := range g.upstreams {
 		v.Breakers[name] = g.handle.engine.BreakerState(name)
 	}

@@ -137,7 +137,7 @@ func inlineRoutes(path string) ([]byte, error) {
 		return nil, fmt.Errorf("reading routes file: %w", err)
 	}
 	repl := caddy.NewReplacer()
-	cfg, err := config.Parse(path, data, expandingPlaceholders(repl))
+	cfg, err := config.Parse(path, data, PlaceholderOptions(repl))
 	if err != nil {
 		return nil, err
 	}

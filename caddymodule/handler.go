@@ -63,7 +63,7 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
 	repl := caddy.NewReplacer()
-	cfg, err := h.loadConfig(repl)
+	cfg, err := h.LoadConfig(repl)
 	if err != nil {
 		return err
 	}
@@ -99,22 +99,22 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	return nil
 }
 
-// defaultStorePath is where the bbolt store lives when nothing names it:
+// DefaultStorePath is where the bbolt store lives when nothing names it:
 // Caddy's data directory, so it moves with Caddy's other state.
-func defaultStorePath() string {
+func DefaultStorePath() string {
 	return filepath.Join(caddy.AppDataDir(), "hookgate", "hookgate.db")
 }
 
-// expandingPlaceholders has configuration values expand Caddy placeholders
+// PlaceholderOptions has configuration values expand Caddy placeholders
 // ({env.X}, {file.path}) when they are loaded.
-func expandingPlaceholders(repl *caddy.Replacer) config.Options {
+func PlaceholderOptions(repl *caddy.Replacer) config.Options {
 	return config.Options{Expand: func(s string) (string, error) { return repl.ReplaceOrErr(s, false, true) }}
 }
 
-// loadConfig reads the configuration the handler carries, or the routes
+// LoadConfig reads the configuration the handler carries, or the routes
 // file it names.
-func (h *Handler) loadConfig(repl *caddy.Replacer) (*config.Routes, error) {
-	opts := expandingPlaceholders(repl)
+func (h *Handler) LoadConfig(repl *caddy.Replacer) (*config.Routes, error) {
+	opts := PlaceholderOptions(repl)
 	switch {
 	case h.Routes != nil && h.Config != "":
 		return nil, fmt.Errorf("webhook_gateway: set routes or config, not both")
@@ -160,7 +160,7 @@ func (h *Handler) resolveStorePath(repl *caddy.Replacer, cfg *config.Routes) (st
 		path = p
 	}
 	if path == "" {
-		path = defaultStorePath()
+		path = DefaultStorePath()
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {

@@ -15,9 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	caddycmd "github.com/caddyserver/caddy/v2/cmd"
-	"github.com/spf13/cobra"
 )
 
 // The event inspector: plain HTML, CSS and JavaScript embedded in the
@@ -180,14 +177,14 @@ func (in *inspector) originAllowed(origin string) bool {
 	return in.hosts[strings.ToLower(u.Host)]
 }
 
-// inspectServer serves the inspector page and forwards its API calls to
+// InspectorHandler serves the inspector page and forwards its API calls to
 // Caddy's admin endpoint. Caddy's admin endpoint refuses browser
 // navigations, which carry neither Origin nor Referer (its cross-site
 // protection), so a browser reaches the page through here; the forwarded
 // calls carry the admin endpoint's own origin, which is why the inspector
 // checks Host, Origin and, for calls that change state, inspectorHeader
 // itself before forwarding anything.
-func inspectServer(admin string, listen *net.TCPAddr, allowHosts []string) (http.Handler, error) {
+func InspectorHandler(admin string, listen *net.TCPAddr, allowHosts []string) (http.Handler, error) {
 	hosts, err := inspectorHosts(listen, allowHosts)
 	if err != nil {
 		return nil, err
@@ -226,46 +223,4 @@ func inspectServer(admin string, listen *net.TCPAddr, allowHosts []string) (http
 	})
 	mux.Handle("/hookgate/", proxy)
 	return &inspector{hosts: hosts, next: mux}, nil
-}
-
-func init() {
-	registerSubcommand(caddycmd.Command{
-		Name:  "inspect",
-		Usage: "[--address localhost:2019] [--listen 127.0.0.1:2020] [--allow-host name]...",
-		Short: "Serves the event inspector page for a browser, on loopback",
-		Long: `
-Serves the event inspector (events, details, attempts, replay, a chart of the
-last hour) and forwards its calls to Caddy's admin endpoint. It listens on
-loopback only unless told otherwise; anyone who can reach it can replay
-events and read stored requests.
-
-Like Caddy's admin endpoint, it answers only to its own Host names
-(localhost, 127.0.0.1 and [::1] on its port) and Origins, and takes calls
-that change state only from its own page. --allow-host adds a name, such as
-the site of a Caddy proxy in front that authenticates users: without a
-port it is accepted bare and on the inspector's port.`,
-		CobraFunc: func(cmd *cobra.Command) {
-			addAdminFlags(cmd)
-			cmd.Flags().String("listen", "127.0.0.1:2020", "address to serve the page on")
-			cmd.Flags().StringArray("allow-host", nil, "also answer to this host name[:port] (repeatable)")
-			cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-				admin, _ := cmd.Flags().GetString("address")
-				admin = strings.TrimPrefix(strings.TrimPrefix(admin, "http://"), "https://")
-				listen, _ := cmd.Flags().GetString("listen")
-				allow, _ := cmd.Flags().GetStringArray("allow-host")
-				ln, err := net.Listen("tcp", listen)
-				if err != nil {
-					return err
-				}
-				handler, err := inspectServer(admin, ln.Addr().(*net.TCPAddr), allow)
-				if err != nil {
-					ln.Close()
-					return err
-				}
-				fmt.Printf("event inspector: http://%s/hookgate/ui/ (admin API at %s)\n", ln.Addr(), admin)
-				srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-				return srv.Serve(ln)
-			}
-		},
-	})
 }

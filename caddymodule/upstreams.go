@@ -1,16 +1,10 @@
 package caddymodule
 
 import (
-	"fmt"
 	"net/http"
-	"net/url"
-	"os"
 	"slices"
-	"text/tabwriter"
 	"time"
 
-	caddycmd "github.com/caddyserver/caddy/v2/cmd"
-	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
 	"github.com/hookgate/hookgate/internal/deliver"
@@ -26,9 +20,9 @@ const (
 	upstreamUnconfigured = "unconfigured" // queued work or a pause, but no definition
 )
 
-// upstreamView is one upstream in GET /hookgate/upstreams and the answer to
+// UpstreamView is one upstream in GET /hookgate/upstreams and the answer to
 // a pause or resume.
-type upstreamView struct {
+type UpstreamView struct {
 	Name   string `json:"name"`
 	State  string `json:"state"`
 	Paused bool   `json:"paused"`
@@ -44,7 +38,7 @@ type upstreamView struct {
 
 // upstreamViews describes every upstream the configuration defines, and any
 // other one the store has deliveries or a pause for. counts may be nil.
-func (g *liveGateway) upstreamViews(counts map[string]store.UpstreamStats) []upstreamView {
+func (g *liveGateway) upstreamViews(counts map[string]store.UpstreamStats) []UpstreamView {
 	pauses := g.handle.store.Pauses()
 	names := map[string]bool{}
 	for name := range g.upstreams {
@@ -58,11 +52,11 @@ func (g *liveGateway) upstreamViews(counts map[string]store.UpstreamStats) []ups
 			names[name] = true
 		}
 	}
-	out := make([]upstreamView, 0, len(names))
+	out := make([]UpstreamView, 0, len(names))
 	for name := range names {
 		_, configured := g.upstreams[name]
 		p, c := pauses[name], counts[name]
-		v := upstreamView{Name: name, Paused: p.Paused, Pending: c.Pending, Dead: c.Dead,
+		v := UpstreamView{Name: name, Paused: p.Paused, Pending: c.Pending, Dead: c.Dead,
 			OldestPendingSeconds: c.OldestPendingSeconds, Breaker: g.handle.engine.BreakerState(name), Configured: configured}
 		if !p.Since.IsZero() {
 			v.Since = &p.Since
@@ -79,7 +73,7 @@ func (g *liveGateway) upstreamViews(counts map[string]store.UpstreamStats) []ups
 		}
 		out = append(out, v)
 	}
-	slices.SortFunc(out, func(a, b upstreamView) int {
+	slices.SortFunc(out, func(a, b UpstreamView) int {
 		switch {
 		case a.Name < b.Name:
 			return -1
@@ -132,70 +126,5 @@ func setPaused(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
 			return writeJSON(w, v)
 		}
 	}
-	return writeJSON(w, upstreamView{Name: name, Paused: p.Paused})
-}
-
-func init() {
-	registerSubcommand(caddycmd.Command{
-		Name:  "upstreams",
-		Usage: "list | pause <name> | resume <name> [--address host:port] [--json]",
-		Short: "Lists upstreams with their backlog, or pauses and resumes one, through the admin API",
-		Long: `
-upstreams list           state, paused, pending, oldest pending, dead, breaker
-upstreams pause <name>   deliver nothing to it; its deliveries wait, burning no
-                         attempts, and the pause holds across restarts and
-                         reloads (and on every instance, with JetStream)
-upstreams resume <name>  deliver what waited, at once
-
---address is Caddy's admin endpoint (default localhost:2019); --json prints
-the API's JSON instead of a table.`,
-		CobraFunc: func(cmd *cobra.Command) {
-			cmd.Args = cobra.RangeArgs(1, 2)
-			addAdminFlags(cmd)
-			cmd.RunE = runUpstreams
-		},
-	})
-}
-
-func runUpstreams(cmd *cobra.Command, args []string) error {
-	c := newAdminClient(cmd)
-	asJSON, _ := cmd.Flags().GetBool("json")
-	action := args[0]
-	if (action == "list") != (len(args) == 1) {
-		return fmt.Errorf("usage: %s list | pause <name> | resume <name>", cmd.CommandPath())
-	}
-	switch action {
-	case "list":
-		var out struct {
-			Store     string         `json:"store"`
-			Upstreams []upstreamView `json:"upstreams"`
-		}
-		if printed, err := c.view(cmd, "/hookgate/upstreams", nil, &out); err != nil || printed {
-			return err
-		}
-		w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(w, "UPSTREAM\tSTATE\tPENDING\tOLDEST PENDING\tDEAD\tBREAKER\tSINCE")
-		for _, u := range out.Upstreams {
-			since := "-"
-			if u.Since != nil {
-				since = u.Since.Local().Format("2006-01-02 15:04:05")
-			}
-			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%d\t%s\t%s\n", u.Name, u.State, u.Pending,
-				time.Duration(u.OldestPendingSeconds*float64(time.Second)).Round(time.Second), u.Dead, u.Breaker, since)
-		}
-		return w.Flush()
-	case "pause", "resume":
-		var out upstreamView
-		raw, err := c.call(http.MethodPost, "/hookgate/upstreams/"+url.PathEscape(args[1])+"/"+action, nil, &out)
-		if err != nil {
-			return err
-		}
-		if asJSON {
-			printJSON(raw)
-			return nil
-		}
-		fmt.Printf("%s: %s (%d pending)\n", out.Name, out.State, out.Pending)
-		return nil
-	}
-	return fmt.Errorf("unknown action %q: list, pause or resume", action)
+	return writeJSON(w, UpstreamView{Name: name, Paused: p.Paused})
 }

@@ -18,7 +18,7 @@ import (
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
-	"github.com/hookgate/hookgate/caddymodule"
+	"github.com/hookgate/hookgate/hookgatecmd"
 )
 
 func main() {
@@ -45,7 +45,7 @@ func shortForms(args []string) []string {
 	}
 	out := make([]string, 0, len(args)+1)
 	out = append(out, args[:at]...)
-	out = append(out, caddymodule.CommandName)
+	out = append(out, hookgatecmd.CommandName)
 	return append(out, args[at:]...)
 }
 
@@ -53,7 +53,7 @@ func isShortForm(name string) bool {
 	if _, caddys := caddycmd.Commands()[name]; caddys {
 		return false
 	}
-	return caddymodule.IsSubcommand(name)
+	return hookgatecmd.IsSubcommand(name)
 }
 
 func longDescription() string {
@@ -68,9 +68,9 @@ other Caddy build with Hookgate: 'caddy hookgate <command>'):
 
 `)
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	for _, c := range caddymodule.Subcommands() {
-		if isShortForm(c.Name) {
-			fmt.Fprintf(w, "  %s\t%s\n", c.Name, c.Short)
+	for _, c := range hookgatecmd.Subcommands() {
+		if isShortForm(c.Name()) {
+			fmt.Fprintf(w, "  %s\t%s\n", c.Name(), c.Short)
 		}
 	}
 	w.Flush()

@@ -73,16 +73,27 @@ func TestCLICommandTree(t *testing.T) {
 		t.Errorf("hookgate help lacks Caddy's commands:\n%s", out)
 	}
 
-	// A subcommand's own help, by either form.
+	// A subcommand's own help, by either form, its usage as typed.
 	for _, args := range [][]string{{"help", "events"}, {"events", "--help"}, {"hookgate", "events", "--help"}, {"help", "hookgate", "events"}} {
 		out, err := runBinary(t, args...)
-		if err != nil || !strings.Contains(out, "hookgate hookgate events list|show|replay|cancel") || !strings.Contains(out, "--status") {
+		if err != nil || !strings.Contains(out, "hookgate events [command]") || strings.Contains(out, "hookgate hookgate") ||
+			len(missingCommands(out, []string{"list", "show", "replay", "cancel"})) > 0 {
+			t.Errorf("%v: %v\n%s", args, err, out)
+		}
+	}
+	for _, args := range [][]string{{"help", "events", "list"}, {"events", "list", "--help"}, {"hookgate", "events", "list", "--help"}} {
+		out, err := runBinary(t, args...)
+		if err != nil || !strings.Contains(out, "\n  hookgate events list [--source S]") || !strings.Contains(out, "--status") {
 			t.Errorf("%v: %v\n%s", args, err, out)
 		}
 	}
 
-	if out, err := runBinary(t, "hookgate", "stat"); err == nil || !strings.Contains(out, `unknown command "stat"`) {
-		t.Errorf("an unknown subcommand: %v\n%s", err, out)
+	// Usage errors exit 2 and suggest what was meant.
+	for args, want := range map[string]string{"hookgate stat": `unknown command "stat"`, "events lst": "did you mean list?", "events show": "accepts 1 arg(s)", "stats --adress x": "unknown flag: --adress"} {
+		out, err := runBinary(t, strings.Fields(args)...)
+		if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 2 || !strings.Contains(out, want) {
+			t.Errorf("hookgate %s: %v\n%s", args, err, out)
+		}
 	}
 	// Caddy's commands keep their names: `validate` is Caddy's, not
 	// validate-routes, and a Caddy command is not rewritten.

@@ -263,7 +263,7 @@ func TestMigrateFromBolt(t *testing.T) {
 	routesFile := filepath.Join(t.TempDir(), "routes.yaml")
 	writeFile(t, routesFile, routes)
 	migrate := func() string {
-		out, err := exec.Command(binary, "migrate", "--from", filepath.Join(dir, "data", "hookgate.db"), "--config", routesFile).CombinedOutput()
+		out, err := exec.Command(binary, "migrate", "--store", filepath.Join(dir, "data", "hookgate.db"), "--config", routesFile).CombinedOutput()
 		if err != nil {
 			t.Fatalf("migrate: %v\n%s", err, out)
 		}

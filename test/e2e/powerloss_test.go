@@ -236,7 +236,7 @@ func (pl *powerLoss) cut(fsys *powerfs.FS) powerfs.CutReport {
 // returns the mount to go on with.
 func (pl *powerLoss) compact(fsys *powerfs.FS, sender *loadSender, cycle int) *powerfs.FS {
 	pl.t.Helper()
-	cmd := exec.Command(binary, "compact", "--storage", filepath.Join(pl.mnt, "hookgate.db"))
+	cmd := exec.Command(binary, "compact", "--store", filepath.Join(pl.mnt, "hookgate.db"))
 	cmd.Dir = pl.dir
 	cmd.Env = append(os.Environ(), "HOME="+pl.dir, "XDG_DATA_HOME="+pl.dir, "XDG_CONFIG_HOME="+pl.dir)
 	var out bytes.Buffer

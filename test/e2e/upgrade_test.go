@@ -98,7 +98,7 @@ func TestCompactKeepsBodies(t *testing.T) {
 	sent := g.ackGitHubEvents(t, "compact-", 40)
 	g.kill()
 	store := filepath.Join(dir, "data", "hookgate.db")
-	out, err := runBinary(t, "hookgate", "compact", "--storage", store)
+	out, err := runBinary(t, "hookgate", "compact", "--store", store)
 	if err != nil || !strings.Contains(out, "compacted") {
 		t.Fatalf("compact: %v\n%s", err, out)
 	}

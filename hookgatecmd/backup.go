@@ -1,4 +1,4 @@
-package caddymodule
+package hookgatecmd
 
 import (
 	"encoding/json"
@@ -11,16 +11,14 @@ import (
 	"path/filepath"
 	"time"
 
-	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 
 	"github.com/hookgate/hookgate/internal/store/bolt"
 )
 
-func init() {
-	registerSubcommand(caddycmd.Command{
-		Name:  "backup",
-		Usage: "--to <file> [--force] [--address host:port] [--store <path>]",
+func backupCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "backup --to <file> [--force]",
 		Short: "Copies a consistent snapshot of a running gateway's store to a file",
 		Long: `
 Downloads a snapshot of the live bbolt store from the admin API
@@ -41,13 +39,13 @@ To restore: stop the gateway, put <file> where its storage is (storage.path
 in routes.yaml, the Caddyfile's storage, or Caddy's data dir/hookgate/hookgate.db)
 and <file>.bodies beside it as <storage>.bodies, start it. The JetStream
 store is backed up with NATS instead (nats stream backup).`,
-		CobraFunc: func(cmd *cobra.Command) {
-			addAdminFlags(cmd)
-			cmd.Flags().String("to", "", "file to write the snapshot to")
-			cmd.Flags().Bool("force", false, "replace an existing file")
-			cmd.RunE = runBackup
-		},
-	})
+		Args: args(cobra.NoArgs),
+		RunE: run(runBackup),
+	}
+	addAdminFlags(cmd)
+	cmd.Flags().String("to", "", "file to write the snapshot to")
+	cmd.Flags().Bool("force", false, "replace an existing file")
+	return cmd
 }
 
 // backupResult is what `hookgate backup --json` prints.
@@ -64,14 +62,14 @@ func runBackup(cmd *cobra.Command, _ []string) error {
 	force, _ := cmd.Flags().GetBool("force")
 	asJSON, _ := cmd.Flags().GetBool("json")
 	if to == "" {
-		return fmt.Errorf("--to <file> is required")
+		return usageError("--to <file> is required")
 	}
 	to, err := filepath.Abs(to)
 	if err != nil {
 		return err
 	}
 	if _, err := os.Stat(to); err == nil && !force {
-		return fmt.Errorf("%s exists; --force replaces it", to)
+		return exitWith(ExitRefused, fmt.Errorf("%s exists; --force replaces it", to))
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
@@ -83,10 +81,10 @@ func runBackup(cmd *cobra.Command, _ []string) error {
 	res.Seconds = time.Since(started).Seconds()
 	if asJSON {
 		out, _ := json.MarshalIndent(res, "", "  ")
-		printJSON(out)
+		printJSON(cmd, out)
 		return nil
 	}
-	fmt.Printf("backed up %s to %s: %d bytes, %d events, in %s\n", res.Store, res.File, res.Bytes, res.Events, time.Duration(res.Seconds*float64(time.Second)).Round(time.Millisecond))
+	fmt.Fprintf(cmd.OutOrStdout(), "backed up %s to %s: %d bytes, %d events, in %s\n", res.Store, res.File, res.Bytes, res.Events, time.Duration(res.Seconds*float64(time.Second)).Round(time.Millisecond))
 	return nil
 }
 
@@ -112,18 +110,12 @@ func downloadBackup(c *adminClient, to string, force bool) (res backupResult, er
 	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, ResponseHeaderTimeout: time.Minute}}
 	resp, err := client.Get(u)
 	if err != nil {
-		return res, fmt.Errorf("admin API at %s: %w", c.base, err)
+		return res, exitWith(ExitUnreachable, fmt.Errorf("admin API at %s: %w", c.base, err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(raw, &e) == nil && e.Error != "" {
-			return res, fmt.Errorf("backup: %s", e.Error)
-		}
-		return res, fmt.Errorf("backup: admin API answered %s", resp.Status)
+		return res, exitWith(apiStatusCode(resp.StatusCode), fmt.Errorf("backup: %w", apiError(raw, resp.Status)))
 	}
 	if resp.ContentLength < 0 {
 		return res, fmt.Errorf("backup: the admin API sent no length; cannot tell a complete copy (is %s a Hookgate gateway?)", c.base)

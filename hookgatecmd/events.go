@@ -1,0 +1,223 @@
+package hookgatecmd
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hookgate/hookgate/caddymodule"
+)
+
+func eventsCommand() *cobra.Command {
+	list := &cobra.Command{
+		Use:   "list [--source S] [--status S] [--q text] [--limit N] [--cursor C]",
+		Short: "Lists stored events, newest first",
+		Args:  args(cobra.NoArgs),
+		RunE:  run(runEventsList),
+	}
+	addAdminFlags(list)
+	list.Flags().String("source", "", "only events from this source")
+	list.Flags().String("status", "", "pending, delivered, dead, unrouted, quarantined or canceled")
+	list.Flags().String("q", "", "part of an event id or dedup key")
+	list.Flags().String("cursor", "", "continue a listing from here")
+	list.Flags().Int("limit", 20, "how many events")
+
+	show := &cobra.Command{
+		Use:   "show <id>",
+		Short: "Shows one event: the request (secrets masked), its deliveries and attempts, as JSON",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: run(func(cmd *cobra.Command, a []string) error {
+			raw, err := newAdminClient(cmd).call(http.MethodGet, "/hookgate/events/"+url.PathEscape(a[0]), nil, nil)
+			if err == nil {
+				printJSON(cmd, raw)
+			}
+			return err
+		}),
+	}
+	addAdminFlags(show)
+
+	replay := eventActionCommand("replay", "Delivers an event again (routes an unrouted or quarantined one)")
+	cancel := eventActionCommand("cancel", "Cancels an event's pending retries")
+	return group(&cobra.Command{
+		Use:   "events",
+		Short: "Lists, shows, replays or cancels stored events through the admin API",
+		Long: `
+Stored events through Caddy's admin endpoint (--address, default
+localhost:2019, or HOOKGATE_ADMIN); --json prints the API's JSON instead of
+tables.`,
+	}, list, show, replay, cancel)
+}
+
+// eventActionCommand POSTs to one event's action endpoint.
+func eventActionCommand(action, short string) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   action + " <id>",
+		Short: short,
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: run(func(cmd *cobra.Command, a []string) error {
+			var out map[string]any
+			return newAdminClient(cmd).act(cmd, http.MethodPost, "/hookgate/events/"+url.PathEscape(a[0])+"/"+action, nil, &out, func() {
+				keys := make([]string, 0, len(out))
+				for k := range out {
+					keys = append(keys, k)
+				}
+				slices.Sort(keys)
+				for _, k := range keys {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: %v\n", k, out[k])
+				}
+			})
+		}),
+	}
+	addAdminFlags(cmd)
+	return cmd
+}
+
+// eventRow is what events list shows of an event.
+type eventRow struct {
+	ID         string    `json:"id"`
+	Source     string    `json:"source"`
+	ReceivedAt time.Time `json:"received_at"`
+	Status     string    `json:"status"`
+	DedupKey   string    `json:"dedup_key"`
+	Deliveries []struct {
+		Upstream string `json:"upstream"`
+		State    string `json:"state"`
+		Attempts int    `json:"attempts"`
+	} `json:"deliveries"`
+}
+
+func runEventsList(cmd *cobra.Command, _ []string) error {
+	q := url.Values{}
+	for _, name := range []string{"source", "status", "q", "cursor"} {
+		if v, _ := cmd.Flags().GetString(name); v != "" {
+			q.Set(name, v)
+		}
+	}
+	limit, _ := cmd.Flags().GetInt("limit")
+	q.Set("limit", strconv.Itoa(limit))
+	var out struct {
+		Events []eventRow `json:"events"`
+		Next   string     `json:"next_cursor"`
+	}
+	if printed, err := newAdminClient(cmd).view(cmd, "/hookgate/events", q, &out); err != nil || printed {
+		return err
+	}
+	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "ID\tRECEIVED\tSOURCE\tSTATUS\tDELIVERIES\tDEDUP KEY")
+	for _, e := range out.Events {
+		deliveries := ""
+		for i, d := range e.Deliveries {
+			if i > 0 {
+				deliveries += " "
+			}
+			deliveries += fmt.Sprintf("%s:%s(%d)", d.Upstream, d.State, d.Attempts)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.ReceivedAt.Local().Format("2006-01-02 15:04:05"), e.Source, e.Status, orDash(deliveries), orDash(e.DedupKey))
+	}
+	w.Flush()
+	if out.Next != "" {
+		fmt.Fprintf(cmd.OutOrStdout(), "more: --cursor %s\n", out.Next)
+	}
+	return nil
+}
+
+func replayCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "replay [--status dead] [--source S] [--upstream U] [--since 24h] [--until T]",
+		Short: "Replays matching deliveries in bulk, page by page, with progress",
+		Args:  args(cobra.NoArgs),
+		RunE:  run(runBulkReplay),
+	}
+	addAdminFlags(cmd)
+	cmd.Flags().String("status", "dead", "states to replay: dead, delivered, canceled (comma-separated)")
+	cmd.Flags().String("source", "", "only this source")
+	cmd.Flags().String("upstream", "", "only this upstream")
+	cmd.Flags().String("since", "", "events received since (RFC 3339 or a duration ago)")
+	cmd.Flags().String("until", "", "events received until")
+	cmd.Flags().Int("page", 1000, "deliveries per request")
+	return cmd
+}
+
+func runBulkReplay(cmd *cobra.Command, _ []string) error {
+	c := newAdminClient(cmd)
+	q := url.Values{}
+	for _, name := range []string{"status", "source", "upstream", "since", "until"} {
+		if v, _ := cmd.Flags().GetString(name); v != "" {
+			q.Set(name, v)
+		}
+	}
+	page, _ := cmd.Flags().GetInt("page")
+	q.Set("limit", strconv.Itoa(page))
+	total, pages := 0, 0
+	for {
+		var out struct {
+			Replayed int    `json:"replayed"`
+			Next     string `json:"next"`
+		}
+		if _, err := c.call(http.MethodPost, "/hookgate/replay", q, &out); err != nil {
+			return exitWith(exitCode(err), fmt.Errorf("after %d replayed: %w (resume with the same filters)", total, err))
+		}
+		total += out.Replayed
+		pages++
+		fmt.Fprintf(cmd.ErrOrStderr(), "\rreplayed %d deliveries (%d pages)", total, pages)
+		if out.Next == "" {
+			break
+		}
+		q.Set("after", out.Next)
+	}
+	fmt.Fprintln(cmd.ErrOrStderr())
+	fmt.Fprintf(cmd.OutOrStdout(), "replayed: %d\n", total)
+	return nil
+}
+
+func statsCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "stats",
+		Short: "Shows counters: received, rejected, duplicates, pending, dead, oldest pending age",
+		Args:  args(cobra.NoArgs),
+		RunE:  run(runStats),
+	}
+	addAdminFlags(cmd)
+	return cmd
+}
+
+func runStats(cmd *cobra.Command, _ []string) error {
+	var st caddymodule.StatsView
+	if printed, err := newAdminClient(cmd).view(cmd, "/hookgate/stats", nil, &st); err != nil || printed {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "store %s: %d events (%d unrouted, %d quarantined)\n", st.Store, st.Events, st.Unrouted, st.Quarantined)
+	fmt.Fprintf(out, "deliveries: %d pending, %d delivered, %d dead, %d canceled; oldest pending %s\n",
+		st.Pending, st.Delivered, st.Dead, st.Canceled, seconds(st.Oldest))
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "UPSTREAM\tPENDING\tDELIVERED\tDEAD\tOLDEST PENDING\tBREAKER")
+	for _, name := range sortedKeys(st.Upstreams) {
+		u := st.Upstreams[name]
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%s\t%s\n", name, u.Pending, u.Delivered, u.Dead, seconds(u.OldestPendingSeconds), orDash(st.Breakers[name]))
+	}
+	w.Flush()
+	w = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "SOURCE\tOUTCOME\tREQUESTS")
+	for _, src := range sortedKeys(st.Requests) {
+		for _, outcome := range sortedKeys(st.Requests[src]) {
+			fmt.Fprintf(w, "%s\t%s\t%.0f\n", src, outcome, st.Requests[src][outcome])
+		}
+	}
+	return w.Flush()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
