@@ -10,7 +10,6 @@ package hookgatecmd
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
@@ -169,7 +168,7 @@ func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 // group is a command whose work is done by its subcommands: alone it
 // prints its help; an unknown verb is a usage error that suggests the
 // closest.
-func group(cmd *cobra.Command, subcommands ...*cobra.Command) *cobra.Command {
+func group(cmd *cobra.Command, verbs ...*cobra.Command) *cobra.Command {
 	cmd.Args = func(c *cobra.Command, a []string) error {
 		if len(a) == 0 {
 			return nil
@@ -182,30 +181,8 @@ func group(cmd *cobra.Command, subcommands ...*cobra.Command) *cobra.Command {
 	}
 	cmd.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
 	cmd.SuggestionsMinimumDistance = 2
-	cmd.AddCommand(subcommands...)
+	cmd.AddCommand(verbs...)
 	return cmd
-}
-
-// subcommands builds the commands under hookgate. A cobra command has one
-// parent and keeps its parsed flags, so each tree gets its own.
-func subcommands() []*cobra.Command {
-	return []*cobra.Command{
-		validateRoutesCommand(), routeCommand(), sendCommand(), providersCommand(),
-		eventsCommand(), replayCommand(), statsCommand(), upstreamsCommand(), secretsCommand(),
-		backupCommand(), inspectCommand(), compactCommand(), migrateCommand(),
-	}
-}
-
-// Subcommands builds the commands under hookgate, sorted by name.
-func Subcommands() []*cobra.Command {
-	cmds := subcommands()
-	slices.SortFunc(cmds, func(a, b *cobra.Command) int { return strings.Compare(a.Name(), b.Name()) })
-	return cmds
-}
-
-// IsSubcommand reports whether name is a command under hookgate.
-func IsSubcommand(name string) bool {
-	return slices.ContainsFunc(subcommands(), func(c *cobra.Command) bool { return c.Name() == name })
 }
 
 // usageTemplate is cobra's, with the paths as the user types them.
@@ -230,45 +207,3 @@ Global Flags:
 
 Use "{{hookgatePath .}} [command] --help" for more information about a command.{{end}}
 `
-
-func init() {
-	cobra.AddTemplateFunc("hookgatePath", displayPath)
-	cobra.AddTemplateFunc("hookgateUseLine", func(c *cobra.Command) string {
-		line := c.UseLine()
-		if path := c.CommandPath(); strings.HasPrefix(line, path) {
-			return displayPath(c) + line[len(path):]
-		}
-		return line
-	})
-	caddycmd.RegisterCommand(caddycmd.Command{
-		Name:  CommandName,
-		Usage: "<command> [args] [flags]",
-		Short: "Webhook gateway commands: events, stats, replay, send, route, providers and more",
-		Long: `
-Hookgate's commands, for the webhook_gateway handler and its store: the
-admin API from the shell (events, stats, replay, upstreams, secrets,
-backup), signed test events (send), routes.yaml checks (validate-routes,
-route), the provider presets (providers) and offline store maintenance
-(compact, migrate).
-
-In any Caddy build with Hookgate they run as 'caddy hookgate <command>';
-the hookgate binary also takes them without the prefix ('hookgate events
-list'). A routes file is named with --routes everywhere (validate-routes and
-route also take it as their argument), a store file with --store; --config
-always means Caddy's config.
-
-Exit codes: 1 failed, 2 usage, 3 not found, 4 unreachable, 5 refused.`,
-		CobraFunc: buildTree,
-	})
-}
-
-// buildTree fills in the hookgate command. Caddy calls it when it builds
-// its command tree, in caddycmd.Main.
-func buildTree(cmd *cobra.Command) {
-	cmd.Use = CommandName
-	cmd.SetUsageTemplate(usageTemplate)
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return fail(c, &Error{Code: ExitUsage, Err: err})
-	})
-	group(cmd, subcommands()...)
-}
