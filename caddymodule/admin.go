@@ -82,6 +82,9 @@ var adminMux = func() *http.ServeMux {
 			if err == nil {
 				err = route(w, r, g)
 			}
+			if errors.Is(err, store.ErrUnavailable) {
+				err = apiError(http.StatusServiceUnavailable, "%v", err)
+			}
 			adminOutcome(r).err = err
 		})
 	}

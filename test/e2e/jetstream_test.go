@@ -235,9 +235,15 @@ func TestJetStreamClusterTwoInstances(t *testing.T) {
 	if status != 200 || ev["id"] != copyID {
 		t.Fatalf("instance b does not see the event instance a or b stored: %d %v", status, ev)
 	}
-	if status, _ := b.admin("GET", "/hookgate/stats"); status != http.StatusOK {
-		t.Fatalf("stats: %d", status)
-	}
+	// While the cluster settles after the leader change, a read the store
+	// cannot answer is 503, never 500; then it answers.
+	waitFor(t, "stats from instance b", 30*time.Second, func() bool {
+		status, body := b.admin("GET", "/hookgate/stats")
+		if status != http.StatusOK && status != http.StatusServiceUnavailable {
+			t.Fatalf("stats: %d %v", status, body)
+		}
+		return status == http.StatusOK
+	})
 }
 
 // TestMigrateFromBolt moves the pending events and learned secrets of a

@@ -279,13 +279,13 @@ func (s *Store) Stats() (store.Stats, error) {
 		}
 	})
 	if err != nil {
-		return st, err
+		return st, unavailable(err)
 	}
 	// Pending deliveries are the work stream's messages; the states count
 	// the finished ones.
 	info, err := s.work.Info(ctx, jetstream.WithSubjectFilter(s.subject+".work.>"))
 	if err != nil {
-		return st, err
+		return st, unavailable(err)
 	}
 	for subj, n := range info.State.Subjects {
 		name := strings.Split(subj, ".")[2]
@@ -297,7 +297,7 @@ func (s *Store) Stats() (store.Stats, error) {
 		}
 	})
 	if err != nil {
-		return st, err
+		return st, unavailable(err)
 	}
 	now := s.now()
 	for name, u := range st.Upstreams {
