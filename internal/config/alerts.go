@@ -40,32 +40,32 @@ const (
 type Alert struct {
 	Located
 	// Name names the target: 1-32 letters, digits, - or _. Required.
-	Name string `json:"name"`
+	Name string `json:"name" yaml:"name"`
 	// To is the http(s) URL alerts are POSTed to, placeholders expanded;
 	// it is a credential (a Slack webhook's path is its token). Required.
-	To SecretURL `json:"to"`
+	To SecretURL `json:"to" yaml:"to"`
 	// Format is json (an event per alert) or slack (an incoming-webhook
 	// message). Default json.
-	Format string `json:"format,omitzero" enum:"json,slack"`
+	Format string `json:"format,omitzero" yaml:"format,omitempty" enum:"json,slack"`
 	// On says which conditions raise an alert; at least one. Required.
-	On AlertOn `json:"on"`
+	On AlertOn `json:"on" yaml:"on"`
 	// Repeat is the least time between two alerts of one kind about one
 	// source or upstream. Default 1h.
-	Repeat Duration `json:"repeat,omitzero" positive:"true"`
+	Repeat Duration `json:"repeat,omitzero" yaml:"repeat,omitempty" positive:"true"`
 }
 
 // AlertOn lists the conditions an alert target hears about.
 type AlertOn struct {
 	// Dead alerts when a delivery goes dead.
-	Dead bool `json:"dead,omitzero"`
+	Dead bool `json:"dead,omitzero" yaml:"dead,omitempty"`
 	// BreakerOpen alerts when an upstream's breaker opens.
-	BreakerOpen bool `json:"breaker_open,omitzero"`
+	BreakerOpen bool `json:"breaker_open,omitzero" yaml:"breaker_open,omitempty"`
 	// OldestPending alerts when an upstream's oldest pending delivery is
 	// older than this. Default: off.
-	OldestPending Duration `json:"oldest_pending,omitzero" positive:"true"`
+	OldestPending Duration `json:"oldest_pending,omitzero" yaml:"oldest_pending,omitempty" positive:"true"`
 	// Rejected alerts when a source refuses too large a share of its
 	// requests. Default: off.
-	Rejected *AlertRejected `json:"rejected,omitzero"`
+	Rejected *AlertRejected `json:"rejected,omitzero" yaml:"rejected,omitempty"`
 }
 
 // AlertRejected is the rejected condition: at least Ratio of a source's
@@ -73,11 +73,11 @@ type AlertOn struct {
 type AlertRejected struct {
 	Located
 	// Ratio is the share of requests refused, in (0, 1]. Required.
-	Ratio Ratio `json:"ratio"`
+	Ratio Ratio `json:"ratio" yaml:"ratio"`
 	// Min is the requests a window needs before it can alert. Default 20.
-	Min int `json:"min,omitzero" min:"1"`
+	Min int `json:"min,omitzero" yaml:"min,omitempty" min:"1"`
 	// Window is the time the ratio is taken over. Default 5m.
-	Window Duration `json:"window,omitzero" positive:"true"`
+	Window Duration `json:"window,omitzero" yaml:"window,omitempty" positive:"true"`
 }
 
 func (a *Alert) setDefaults() { a.Format, a.Repeat = AlertFormatJSON, Duration(DefaultAlertRepeat) }

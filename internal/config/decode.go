@@ -198,7 +198,8 @@ type field struct {
 // fieldsOf caches schemaFields; configurations may load concurrently.
 var fieldsOf sync.Map // reflect.Type → []field
 
-// schemaFields lists a struct's keys: its exported fields with a json name.
+// schemaFields lists a struct's keys: its exported fields with a yaml name
+// (the same as their json name, which Caddy's JSON uses).
 func schemaFields(t reflect.Type) []field {
 	if fs, ok := fieldsOf.Load(t); ok {
 		return fs.([]field)
@@ -206,7 +207,7 @@ func schemaFields(t reflect.Type) []field {
 	var fs []field
 	for i := range t.NumField() {
 		sf := t.Field(i)
-		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		name, _, _ := strings.Cut(sf.Tag.Get("yaml"), ",")
 		if !sf.IsExported() || name == "" || name == "-" {
 			continue
 		}

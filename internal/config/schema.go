@@ -22,47 +22,47 @@ import (
 // key's comment says its default; a key left out takes it.
 type Routes struct {
 	// Storage says where and how long events are kept.
-	Storage Storage `json:"storage,omitzero"`
+	Storage Storage `json:"storage,omitzero" yaml:"storage,omitempty"`
 	// MaxBody is the largest request body accepted; larger requests get
 	// 413. Default 5MiB.
-	MaxBody Size `json:"max_body,omitzero"`
+	MaxBody Size `json:"max_body,omitzero" yaml:"max_body,omitempty"`
 	// MaxInflightBody bounds the body bytes all requests being read may
 	// hold at once; past it, requests get 503. Default 256MiB.
-	MaxInflightBody Size `json:"max_inflight_body,omitzero"`
+	MaxInflightBody Size `json:"max_inflight_body,omitzero" yaml:"max_inflight_body,omitempty"`
 	// UnfinishedBodies bounds the requests whose body has not fully
 	// arrived.
-	UnfinishedBodies UnfinishedBodies `json:"unfinished_bodies,omitzero"`
+	UnfinishedBodies UnfinishedBodies `json:"unfinished_bodies,omitzero" yaml:"unfinished_bodies,omitempty"`
 	// MaxPending is the number of pending deliveries past which ingest
 	// answers 503 with Retry-After. Default: no bound.
-	MaxPending int `json:"max_pending,omitzero" min:"1"`
+	MaxPending int `json:"max_pending,omitzero" yaml:"max_pending,omitempty" min:"1"`
 	// Upstreams are the delivery destinations by name.
-	Upstreams Upstreams `json:"upstreams,omitzero"`
+	Upstreams Upstreams `json:"upstreams,omitzero" yaml:"upstreams,omitempty"`
 	// Sources are the webhook endpoints by name, kept in file order.
-	Sources Sources `json:"sources"`
+	Sources Sources `json:"sources" yaml:"sources"`
 	// Logging says what is logged of events.
-	Logging Logging `json:"logging,omitzero"`
+	Logging Logging `json:"logging,omitzero" yaml:"logging,omitempty"`
 	// Inspector says how stored events are shown.
-	Inspector Inspector `json:"inspector,omitzero"`
+	Inspector Inspector `json:"inspector,omitzero" yaml:"inspector,omitempty"`
 	// Claim lists the path prefixes the gateway answers itself: a request
 	// under one that matches no source gets 404 and is never passed on.
 	// Default: the sources' longest common parent folder, unless that is
 	// "/"; an empty list claims nothing.
-	Claim Claim `json:"claim,omitzero"`
+	Claim Claim `json:"claim,omitzero" yaml:"claim,omitempty"`
 	// AllowIPs is the allowlist of the sources that set none of their own.
 	// Default: every address.
-	AllowIPs AllowIPs `json:"allow_ips,omitzero"`
+	AllowIPs AllowIPs `json:"allow_ips,omitzero" yaml:"allow_ips,omitempty"`
 	// IPRanges says how the named provider ranges in allow_ips are kept
 	// current.
-	IPRanges IPRanges `json:"ip_ranges,omitzero"`
+	IPRanges IPRanges `json:"ip_ranges,omitzero" yaml:"ip_ranges,omitempty"`
 	// Alerts are the alert targets, in file order.
-	Alerts Alerts `json:"alerts,omitzero"`
+	Alerts Alerts `json:"alerts,omitzero" yaml:"alerts,omitempty"`
 
 	// File is the path the configuration was read from, for its errors.
-	File string `json:"-"`
+	File string `json:"-" yaml:"-"`
 	// Literals are the credentials written out in the file rather than as
 	// placeholders: the file's text goes into Caddy's configuration, so
 	// they show in GET /config/, autosave.json and Caddy's DEBUG log.
-	Literals []Literal `json:"-"`
+	Literals []Literal `json:"-" yaml:"-"`
 
 	// paths names the JSON path at each position, for a JSON configuration.
 	paths map[Pos]string
@@ -89,14 +89,14 @@ type Storage struct {
 	Located
 	// Path is the bbolt file. Default: the Caddyfile's storage, or Caddy's
 	// data directory/hookgate/hookgate.db.
-	Path Path `json:"path,omitzero"`
+	Path Path `json:"path,omitzero" yaml:"path,omitempty"`
 	// Retention is how long events and their dedup keys are kept. Default
 	// 168h (7d).
-	Retention Duration `json:"retention,omitzero"`
+	Retention Duration `json:"retention,omitzero" yaml:"retention,omitempty"`
 	// JetStream, when set, keeps events, dedup keys and the delivery queue
 	// in NATS JetStream instead of a bbolt file, shared by every instance
 	// that names the same servers and stream.
-	JetStream *JetStream `json:"jetstream,omitzero"`
+	JetStream *JetStream `json:"jetstream,omitzero" yaml:"jetstream,omitempty"`
 }
 
 func (s *Storage) check(d *decoder, _ *yaml.Node, _ string) {
@@ -116,14 +116,14 @@ type JetStream struct {
 	Located
 	// URL lists the NATS servers, comma-separated (nats://host:4222,...).
 	// Required.
-	URL Text `json:"url"`
+	URL Text `json:"url" yaml:"url"`
 	// Stream is the name the store's streams and buckets start with.
 	// Default HOOKGATE.
-	Stream string `json:"stream,omitzero"`
+	Stream string `json:"stream,omitzero" yaml:"stream,omitempty"`
 	// Replicas is how many servers hold each stream: 1, 3 or 5. Default 1.
-	Replicas int `json:"replicas,omitzero" min:"1"`
+	Replicas int `json:"replicas,omitzero" yaml:"replicas,omitempty" min:"1"`
 	// Credentials is a NATS .creds file. Default: none.
-	Credentials Path `json:"credentials,omitzero"`
+	Credentials Path `json:"credentials,omitzero" yaml:"credentials,omitempty"`
 }
 
 func (j *JetStream) setDefaults() { j.Stream, j.Replicas = DefaultJetStreamStream, 1 }
@@ -146,23 +146,23 @@ func (j *JetStream) check(d *decoder, n *yaml.Node, what string) {
 type UnfinishedBodies struct {
 	// PerClient bounds them per client address (an IPv6 client: its /64).
 	// Default 128.
-	PerClient int `json:"per_client,omitzero" min:"1"`
+	PerClient int `json:"per_client,omitzero" yaml:"per_client,omitempty" min:"1"`
 	// PerConnection bounds them per connection, except connections from
 	// Caddy's trusted_proxies. Default 64.
-	PerConnection int `json:"per_connection,omitzero" min:"1"`
+	PerConnection int `json:"per_connection,omitzero" yaml:"per_connection,omitempty" min:"1"`
 	// FirstByteTimeout is how long a body may take to start; then 408.
 	// Default 10s.
-	FirstByteTimeout Duration `json:"first_byte_timeout,omitzero"`
+	FirstByteTimeout Duration `json:"first_byte_timeout,omitzero" yaml:"first_byte_timeout,omitempty"`
 }
 
 // Logging says what is logged of events.
 type Logging struct {
 	// Bodies logs each accepted body at debug level, with personal data and
 	// the source's credentials masked. Default false.
-	Bodies bool `json:"bodies,omitzero"`
+	Bodies bool `json:"bodies,omitzero" yaml:"bodies,omitempty"`
 	// MaskFields lists the JSON fields whose values are masked. Default: a
 	// built-in list (email, phone, name, address, …).
-	MaskFields []string `json:"mask_fields,omitzero"`
+	MaskFields []string `json:"mask_fields,omitzero" yaml:"mask_fields,omitempty"`
 }
 
 // Inspector says how the admin API, the inspector and `hookgate events
@@ -171,7 +171,7 @@ type Inspector struct {
 	// MaskBodies shows bodies with personal data masked as logged bodies
 	// are, for operators who must not see it; deliveries still get the raw
 	// bytes. Default false.
-	MaskBodies bool `json:"mask_bodies,omitzero"`
+	MaskBodies bool `json:"mask_bodies,omitzero" yaml:"mask_bodies,omitempty"`
 }
 
 // IPRanges says how the named ranges in allow_ips are kept current.
@@ -179,10 +179,10 @@ type IPRanges struct {
 	// Refresh is how often the providers' published lists are fetched, at
 	// least 1m; "off" keeps the bundled lists and fetches nothing. Default
 	// 24h.
-	Refresh Duration `json:"refresh,omitzero"`
+	Refresh Duration `json:"refresh,omitzero" yaml:"refresh,omitempty"`
 	// Off is set by refresh: off.
-	Off bool `json:"-"`
-	At  Pos  `json:"-"`
+	Off bool `json:"-" yaml:"-"`
+	At  Pos  `json:"-" yaml:"-"`
 }
 
 func (r *IPRanges) decodeNode(d *decoder, n *yaml.Node, what string) {
@@ -236,43 +236,43 @@ func (u *Upstreams) decodeNode(d *decoder, n *yaml.Node, what string) {
 type Upstream struct {
 	Located
 	// Name is the upstream's key.
-	Name string `json:"-"`
+	Name string `json:"-" yaml:"-"`
 	// URL is where events are delivered; the request's original path and
 	// query are appended. Required.
-	URL URL `json:"url"`
+	URL URL `json:"url" yaml:"url"`
 	// Timeout bounds one attempt. Default 15s.
-	Timeout Duration `json:"timeout,omitzero"`
+	Timeout Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
 	// Concurrency is the number of deliveries in flight to this upstream.
 	// Default 16.
-	Concurrency int `json:"concurrency,omitzero" min:"1"`
+	Concurrency int `json:"concurrency,omitzero" yaml:"concurrency,omitempty" min:"1"`
 	// Retry says how failed attempts are retried.
-	Retry Retry `json:"retry,omitzero"`
+	Retry Retry `json:"retry,omitzero" yaml:"retry,omitempty"`
 	// Rate bounds attempts per second ("50/s", "600/m", "3600/h").
 	// Default: no bound.
-	Rate Rate `json:"rate,omitzero"`
+	Rate Rate `json:"rate,omitzero" yaml:"rate,omitempty"`
 	// Burst is the rate limit's bucket. Default: the rate, at least 1.
-	Burst int `json:"burst,omitzero" min:"1"`
+	Burst int `json:"burst,omitzero" yaml:"burst,omitempty" min:"1"`
 	// Breaker stops sending to an upstream that keeps failing; deliveries
 	// wait, they do not fail. Default: no breaker.
-	Breaker *Breaker `json:"breaker,omitzero"`
+	Breaker *Breaker `json:"breaker,omitzero" yaml:"breaker,omitempty"`
 	// Ordering delivers events with one key one at a time, in arrival
 	// order. Default: none, every delivery in parallel.
-	Ordering *Ordering `json:"ordering,omitzero"`
+	Ordering *Ordering `json:"ordering,omitzero" yaml:"ordering,omitempty"`
 	// Sign re-signs deliveries for the backend. Default: none, the
 	// provider's signature is passed on.
-	Sign *Sign `json:"sign,omitzero"`
+	Sign *Sign `json:"sign,omitzero" yaml:"sign,omitempty"`
 	// TLS sets how an https upstream is reached: trusted CAs, a client
 	// certificate, the name checked.
-	TLS *UpstreamTLS `json:"tls,omitzero"`
+	TLS *UpstreamTLS `json:"tls,omitzero" yaml:"tls,omitempty"`
 	// Proxy is a forward proxy for deliveries, or "env". Default: none,
 	// whatever the environment says.
-	Proxy Proxy `json:"proxy,omitzero"`
+	Proxy Proxy `json:"proxy,omitzero" yaml:"proxy,omitempty"`
 	// Transport is Caddy's reverse_proxy HTTP transport, whole, in Caddy's
 	// JSON vocabulary; it excludes tls and proxy.
-	Transport json.RawMessage `json:"transport,omitzero"`
+	Transport json.RawMessage `json:"transport,omitzero" yaml:"transport,omitempty"`
 	// Headers are set on every delivery, placeholders expanded, never
 	// logged.
-	Headers DeliveryHeaders `json:"headers,omitzero"`
+	Headers DeliveryHeaders `json:"headers,omitzero" yaml:"headers,omitempty"`
 }
 
 func (u *Upstream) setDefaults() {
@@ -333,17 +333,17 @@ func (u *Upstream) Delivery() deliver.Upstream {
 type Retry struct {
 	// MaxAttempts is the number of attempts before a delivery is dead:
 	// kept, visible and replayable. Default 10.
-	MaxAttempts int `json:"max_attempts,omitzero" min:"1"`
+	MaxAttempts int `json:"max_attempts,omitzero" yaml:"max_attempts,omitempty" min:"1"`
 	// InitialInterval is the first backoff; each retry waits a random time
 	// up to initial_interval·2^(n-1), capped. Default 5s.
-	InitialInterval Duration `json:"initial_interval,omitzero"`
+	InitialInterval Duration `json:"initial_interval,omitzero" yaml:"initial_interval,omitempty"`
 	// MaxInterval caps the backoff. Default 1h.
-	MaxInterval Duration `json:"max_interval,omitzero"`
+	MaxInterval Duration `json:"max_interval,omitzero" yaml:"max_interval,omitempty"`
 	// MaxAge gives up on events older than this. Default: never.
-	MaxAge Duration `json:"max_age,omitzero"`
+	MaxAge Duration `json:"max_age,omitzero" yaml:"max_age,omitempty"`
 	// RetryOn lists what is retried: status codes, 4xx, 5xx, network.
 	// Default [408, 429, 5xx, network]; other answers are final.
-	RetryOn RetryOn `json:"retry_on,omitzero"`
+	RetryOn RetryOn `json:"retry_on,omitzero" yaml:"retry_on,omitempty"`
 }
 
 func (r *Retry) setDefaults() {
@@ -355,15 +355,15 @@ func (r *Retry) setDefaults() {
 type Breaker struct {
 	// FailureRatio is the share of failed attempts that opens it. Default
 	// 0.5.
-	FailureRatio Ratio `json:"failure_ratio,omitzero"`
+	FailureRatio Ratio `json:"failure_ratio,omitzero" yaml:"failure_ratio,omitempty"`
 	// Window is the time the ratio is taken over. Default 1m.
-	Window Duration `json:"window,omitzero"`
+	Window Duration `json:"window,omitzero" yaml:"window,omitempty"`
 	// MinRequests is the attempts a window needs before it can open.
 	// Default 10.
-	MinRequests int `json:"min_requests,omitzero" min:"1"`
+	MinRequests int `json:"min_requests,omitzero" yaml:"min_requests,omitempty" min:"1"`
 	// Cooldown is how long it stays open before one probe: success closes
 	// it, failure opens it again. Default 30s.
-	Cooldown Duration `json:"cooldown,omitzero"`
+	Cooldown Duration `json:"cooldown,omitzero" yaml:"cooldown,omitempty"`
 }
 
 func (b *Breaker) setDefaults() {
@@ -374,7 +374,7 @@ func (b *Breaker) setDefaults() {
 type Ordering struct {
 	// Key is an expression whose value groups deliveries, such as
 	// body.data.object.id. Required.
-	Key Expr `json:"key"`
+	Key Expr `json:"key" yaml:"key"`
 }
 
 func (o *Ordering) check(d *decoder, n *yaml.Node, what string) {
@@ -389,9 +389,9 @@ type Sign struct {
 	// Scheme is standard-webhooks (webhook-id/-timestamp/-signature with
 	// the gateway's secret) or source (the provider's own scheme with the
 	// source's first secret and a fresh timestamp). Required.
-	Scheme string `json:"scheme" enum:"standard-webhooks,source"`
+	Scheme string `json:"scheme" yaml:"scheme" enum:"standard-webhooks,source"`
 	// Secret is the Standard Webhooks secret (whsec_…).
-	Secret Secret `json:"secret,omitzero"`
+	Secret Secret `json:"secret,omitzero" yaml:"secret,omitempty"`
 }
 
 func (s *Sign) check(d *decoder, n *yaml.Node, what string) {
@@ -407,18 +407,18 @@ func (s *Sign) check(d *decoder, n *yaml.Node, what string) {
 type UpstreamTLS struct {
 	Located
 	// CA lists PEM files trusted instead of the system roots.
-	CA CAFiles `json:"ca,omitzero"`
+	CA CAFiles `json:"ca,omitzero" yaml:"ca,omitempty"`
 	// ClientCert is the PEM certificate the gateway presents to an
 	// upstream that asks for one (mutual TLS); it needs client_key.
-	ClientCert Path `json:"client_cert,omitzero"`
+	ClientCert Path `json:"client_cert,omitzero" yaml:"client_cert,omitempty"`
 	// ClientKey is the PEM key of client_cert.
-	ClientKey Path `json:"client_key,omitzero"`
+	ClientKey Path `json:"client_key,omitzero" yaml:"client_key,omitempty"`
 	// ServerName is the name checked on the upstream's certificate.
 	// Default: the URL's host.
-	ServerName Text `json:"server_name,omitzero"`
+	ServerName Text `json:"server_name,omitzero" yaml:"server_name,omitempty"`
 	// InsecureSkipVerify accepts any certificate: for tests only, logged
 	// as a warning.
-	InsecureSkipVerify bool `json:"insecure_skip_verify,omitzero"`
+	InsecureSkipVerify bool `json:"insecure_skip_verify,omitzero" yaml:"insecure_skip_verify,omitempty"`
 }
 
 func (t *UpstreamTLS) check(d *decoder, n *yaml.Node, what string) {
@@ -465,50 +465,50 @@ func (s *Sources) decodeNode(d *decoder, n *yaml.Node, _ string) {
 type Source struct {
 	Located
 	// Name is the source's key.
-	Name string `json:"-"`
+	Name string `json:"-" yaml:"-"`
 	// Path is the request path that selects this source, matched as
 	// Caddy's path matcher does. Required.
-	Path string `json:"path"`
+	Path string `json:"path" yaml:"path"`
 	// Provider names a verification preset (hookgate providers lists
 	// them); verify declares a scheme instead.
-	Provider string `json:"provider,omitzero"`
+	Provider string `json:"provider,omitzero" yaml:"provider,omitempty"`
 	// Secrets are the signing secrets, any of which may match (rotation);
 	// a placeholder that expands to nothing is dropped.
-	Secrets Secrets `json:"secrets,omitzero"`
+	Secrets Secrets `json:"secrets,omitzero" yaml:"secrets,omitempty"`
 	// LearnSecret opens the window in which a handshake (Asana's
 	// X-Hook-Secret) may establish the source's secret. Default: closed.
-	LearnSecret *LearnSecret `json:"learn_secret,omitzero"`
+	LearnSecret *LearnSecret `json:"learn_secret,omitzero" yaml:"learn_secret,omitempty"`
 	// Tolerance overrides the preset's timestamp tolerance.
-	Tolerance Duration `json:"tolerance,omitzero"`
+	Tolerance Duration `json:"tolerance,omitzero" yaml:"tolerance,omitempty"`
 	// VerifyToken answers Meta's subscription check (hub.verify_token).
-	VerifyToken Secret `json:"verify_token,omitzero"`
+	VerifyToken Secret `json:"verify_token,omitzero" yaml:"verify_token,omitempty"`
 	// Mode, live or test, admits only events of that mode. Default: both.
-	Mode string `json:"mode,omitzero" enum:"live,test"`
+	Mode string `json:"mode,omitzero" yaml:"mode,omitempty" enum:"live,test"`
 	// Validate rejects (or quarantines) bodies that fail a JSON Schema.
-	Validate *Validate `json:"validate,omitzero"`
+	Validate *Validate `json:"validate,omitzero" yaml:"validate,omitempty"`
 	// OtherModeTo routes events of the other mode to these upstreams
 	// instead of refusing them; needs mode.
-	OtherModeTo Refs `json:"other_mode_to,omitzero"`
+	OtherModeTo Refs `json:"other_mode_to,omitzero" yaml:"other_mode_to,omitempty"`
 	// PublicURL is the URL the provider signs, for schemes that sign the
 	// URL (Twilio, HubSpot v2 and v3, Square).
-	PublicURL Text `json:"public_url,omitzero"`
+	PublicURL Text `json:"public_url,omitzero" yaml:"public_url,omitempty"`
 	// Verify is a declarative scheme for a provider without a preset.
-	Verify *VerifySpec `json:"verify,omitzero"`
+	Verify *VerifySpec `json:"verify,omitzero" yaml:"verify,omitempty"`
 	// Dedup overrides the preset's deduplication key and window; "off"
 	// turns deduplication off.
-	Dedup Dedup `json:"dedup,omitzero"`
+	Dedup Dedup `json:"dedup,omitzero" yaml:"dedup,omitempty"`
 	// Default lists the upstreams that receive events no route matched.
-	Default Refs `json:"default,omitzero"`
+	Default Refs `json:"default,omitzero" yaml:"default,omitempty"`
 	// Routes are evaluated in order; every match delivers (fan-out).
-	Routes []*Route `json:"routes,omitzero"`
+	Routes []*Route `json:"routes,omitzero" yaml:"routes,omitempty"`
 	// Response is what the provider gets for an accepted event. Default:
 	// 200 with the event's id as JSON.
-	Response Response `json:"response,omitzero"`
+	Response Response `json:"response,omitzero" yaml:"response,omitempty"`
 	// AllowIPs, when set, replaces the top-level allow_ips.
-	AllowIPs AllowIPs `json:"allow_ips,omitzero"`
+	AllowIPs AllowIPs `json:"allow_ips,omitzero" yaml:"allow_ips,omitempty"`
 	// ProviderOptions are settings the preset reads beyond its secrets
 	// (Plaid's API credentials).
-	ProviderOptions ProviderOptions `json:"provider_options,omitzero"`
+	ProviderOptions ProviderOptions `json:"provider_options,omitzero" yaml:"provider_options,omitempty"`
 }
 
 func (s *Source) setDefaults() { s.Response.Status = DefaultResponseStatus }
@@ -555,7 +555,7 @@ func (s *Source) LearnUntil() time.Time {
 // LearnSecret opens a window for a handshake to establish a secret.
 type LearnSecret struct {
 	// Until is when the window ends, an RFC 3339 time. Required.
-	Until Time `json:"until"`
+	Until Time `json:"until" yaml:"until"`
 }
 
 func (l *LearnSecret) check(d *decoder, n *yaml.Node, what string) {
@@ -569,41 +569,41 @@ type VerifySpec struct {
 	// Algorithm is how the signature is made: an HMAC, a digest over the
 	// secret, a public-key signature, or a token or basic credential
 	// compared as it is. Default hmac-sha256.
-	Algorithm string `json:"algorithm,omitzero"`
+	Algorithm string `json:"algorithm,omitzero" yaml:"algorithm,omitempty"`
 	// Header carries the signature. Required.
-	Header string `json:"header"`
+	Header string `json:"header" yaml:"header"`
 	// Prefix precedes each signature value ("sha256=", "v1,").
-	Prefix string `json:"prefix,omitzero"`
+	Prefix string `json:"prefix,omitzero" yaml:"prefix,omitempty"`
 	// Separator splits a header holding several signatures.
-	Separator string `json:"separator,omitzero"`
+	Separator string `json:"separator,omitzero" yaml:"separator,omitempty"`
 	// PairSeparator splits key=value pairs. Default ",".
-	PairSeparator string `json:"pair_separator,omitzero"`
+	PairSeparator string `json:"pair_separator,omitzero" yaml:"pair_separator,omitempty"`
 	// SignatureKey switches to key=value pairs ("t=1,v1=abc"): the key
 	// whose values are signatures.
-	SignatureKey string `json:"signature_key,omitzero"`
+	SignatureKey string `json:"signature_key,omitzero" yaml:"signature_key,omitempty"`
 	// TimestampKey is the pair key carrying the timestamp.
-	TimestampKey string `json:"timestamp_key,omitzero"`
+	TimestampKey string `json:"timestamp_key,omitzero" yaml:"timestamp_key,omitempty"`
 	// Encoding is how the signature bytes are written. Default hex.
-	Encoding string `json:"encoding,omitzero" enum:"hex,base64,base64url"`
+	Encoding string `json:"encoding,omitzero" yaml:"encoding,omitempty" enum:"hex,base64,base64url"`
 	// Content is the signed content over {body}, {timestamp}, {id}, {url},
 	// {method}, {secret} and {header:Name}. Default "{body}".
-	Content string `json:"content,omitzero"`
+	Content string `json:"content,omitzero" yaml:"content,omitempty"`
 	// TimestampHeader carries the timestamp when the signature header
 	// does not.
-	TimestampHeader string `json:"timestamp_header,omitzero"`
+	TimestampHeader string `json:"timestamp_header,omitzero" yaml:"timestamp_header,omitempty"`
 	// TimestampUnit is how the timestamp is written: Unix seconds,
 	// milliseconds, or an RFC 3339 time. Default s.
-	TimestampUnit string `json:"timestamp_unit,omitzero" enum:"s,ms,rfc3339"`
+	TimestampUnit string `json:"timestamp_unit,omitzero" yaml:"timestamp_unit,omitempty" enum:"s,ms,rfc3339"`
 	// IDHeader carries the message id for {id}.
-	IDHeader string `json:"id_header,omitzero"`
+	IDHeader string `json:"id_header,omitzero" yaml:"id_header,omitempty"`
 	// SecretEncoding says how key bytes come from a secret: as written,
 	// base64, hex, Standard Webhooks' whsec_ and whpk_, or a base64 DER
 	// public key. Default raw.
-	SecretEncoding string `json:"secret_encoding,omitzero" enum:"raw,base64,hex,whsec,whpk,der-base64"`
+	SecretEncoding string `json:"secret_encoding,omitzero" yaml:"secret_encoding,omitempty" enum:"raw,base64,hex,whsec,whpk,der-base64"`
 	// Format is how the provider encodes bodies, which is how rules and
 	// dedup keys read them (never by the request's Content-Type). Default
 	// either.
-	Format string `json:"format,omitzero" enum:"json,form,either"`
+	Format string `json:"format,omitzero" yaml:"format,omitempty" enum:"json,form,either"`
 }
 
 // Spec is the declared scheme as verify takes it.
@@ -621,15 +621,15 @@ type Dedup struct {
 	Located
 	// Key is an expression producing the provider's event id. Default: the
 	// preset's.
-	Key Expr `json:"key,omitzero"`
+	Key Expr `json:"key,omitzero" yaml:"key,omitempty"`
 	// Window is how long a key is remembered. Default storage.retention.
-	Window Duration `json:"window,omitzero"`
+	Window Duration `json:"window,omitzero" yaml:"window,omitempty"`
 	// ReplayDigest keeps the body's digest as a second key where the
 	// signature covers no timestamp or event id, so a replayed capture is a
 	// duplicate. Default true.
-	ReplayDigest *bool `json:"replay_digest,omitzero"`
+	ReplayDigest *bool `json:"replay_digest,omitzero" yaml:"replay_digest,omitempty"`
 	// Disabled is set by dedup: off.
-	Disabled bool `json:"-"`
+	Disabled bool `json:"-" yaml:"-"`
 }
 
 func (dd *Dedup) decodeNode(d *decoder, n *yaml.Node, what string) {
@@ -647,26 +647,26 @@ func (dd *Dedup) NoReplayDigest() bool { return dd.ReplayDigest != nil && !*dd.R
 type Route struct {
 	Located
 	// Name names the rule in listings and metrics. Default: its line.
-	Name string `json:"name,omitzero"`
+	Name string `json:"name,omitzero" yaml:"name,omitempty"`
 	// When is an expression that must be true; with schema, both must
 	// match.
-	When Expr `json:"when,omitzero"`
+	When Expr `json:"when,omitzero" yaml:"when,omitempty"`
 	// Schema is a JSON Schema the body must satisfy: a file, or inline.
-	Schema Schema `json:"schema,omitzero"`
+	Schema Schema `json:"schema,omitzero" yaml:"schema,omitempty"`
 	// To lists the destination upstreams. Required.
-	To Refs `json:"to"`
+	To Refs `json:"to" yaml:"to"`
 	// Stop ends rule evaluation when this rule matches.
-	Stop bool `json:"stop,omitzero"`
+	Stop bool `json:"stop,omitzero" yaml:"stop,omitempty"`
 	// Path rewrites the delivered path: a template with {expression}
 	// parts, starting with /.
-	Path string `json:"path,omitzero"`
+	Path string `json:"path,omitzero" yaml:"path,omitempty"`
 	// SetHeaders sets headers on the delivery; values are templates.
-	SetHeaders RouteHeaders `json:"set_headers,omitzero"`
+	SetHeaders RouteHeaders `json:"set_headers,omitzero" yaml:"set_headers,omitempty"`
 	// RemoveHeaders removes headers from the delivery.
-	RemoveHeaders []string `json:"remove_headers,omitzero"`
+	RemoveHeaders []string `json:"remove_headers,omitzero" yaml:"remove_headers,omitempty"`
 	// Transform is an expression building a new JSON body for the
 	// upstream.
-	Transform Expr `json:"transform,omitzero"`
+	Transform Expr `json:"transform,omitzero" yaml:"transform,omitempty"`
 }
 
 func (r *Route) check(d *decoder, n *yaml.Node, what string) {
@@ -689,9 +689,9 @@ type Validate struct {
 	Located
 	// Schema is a JSON Schema file, or an inline schema, bodies must
 	// satisfy. Required.
-	Schema Schema `json:"schema"`
+	Schema Schema `json:"schema" yaml:"schema"`
 	// Quarantine ACKs and parks failing events instead of answering 400.
-	Quarantine bool `json:"quarantine,omitzero"`
+	Quarantine bool `json:"quarantine,omitzero" yaml:"quarantine,omitempty"`
 }
 
 func (v *Validate) decodeNode(d *decoder, n *yaml.Node, what string) {
@@ -714,11 +714,11 @@ func (v *Validate) decodeNode(d *decoder, n *yaml.Node, what string) {
 // Response is the answer to an accepted event.
 type Response struct {
 	// Status is a 2xx status. Default 200.
-	Status int `json:"status,omitzero"`
+	Status int `json:"status,omitzero" yaml:"status,omitempty"`
 	// Body replaces the default body, the event's id as JSON.
-	Body string `json:"body,omitzero"`
+	Body string `json:"body,omitzero" yaml:"body,omitempty"`
 	// ContentType goes with body. Default text/plain; charset=utf-8.
-	ContentType string `json:"content_type,omitzero"`
+	ContentType string `json:"content_type,omitzero" yaml:"content_type,omitempty"`
 }
 
 func (r *Response) check(d *decoder, n *yaml.Node, what string) {

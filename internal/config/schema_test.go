@@ -115,3 +115,39 @@ func TestUnknownKeySuggests(t *testing.T) {
 		t.Errorf("no suggestion: %v", err)
 	}
 }
+
+// TestYAMLAndJSONNamesAgree: every key has one name, in routes.yaml and in
+// Caddy's JSON alike.
+func TestYAMLAndJSONNamesAgree(t *testing.T) {
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	n := 0
+	walk = func(typ reflect.Type) {
+		for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice || typ.Kind() == reflect.Map {
+			typ = typ.Elem()
+		}
+		if typ.Kind() != reflect.Struct || seen[typ] || typ.PkgPath() != reflect.TypeFor[Routes]().PkgPath() {
+			return
+		}
+		seen[typ] = true
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if !f.IsExported() || f.Anonymous {
+				continue
+			}
+			j, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			y, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if j != y {
+				t.Errorf("%s.%s: json %q, yaml %q", typ.Name(), f.Name, j, y)
+			}
+			if j != "" && j != "-" {
+				n++
+			}
+			walk(f.Type)
+		}
+	}
+	walk(reflect.TypeFor[Routes]())
+	if n < 100 {
+		t.Errorf("only %d keys walked", n)
+	}
+}
