@@ -178,19 +178,21 @@ func (in *inspector) originAllowed(origin string) bool {
 }
 
 // InspectorHandler serves the inspector page and forwards its API calls to
-// Caddy's admin endpoint. Caddy's admin endpoint refuses browser
+// Caddy's admin endpoint at host admin, through transport (nil: the
+// default, over TCP). Caddy's admin endpoint refuses browser
 // navigations, which carry neither Origin nor Referer (its cross-site
 // protection), so a browser reaches the page through here; the forwarded
 // calls carry the admin endpoint's own origin, which is why the inspector
 // checks Host, Origin and, for calls that change state, inspectorHeader
 // itself before forwarding anything.
-func InspectorHandler(admin string, listen *net.TCPAddr, allowHosts []string) (http.Handler, error) {
+func InspectorHandler(admin string, transport http.RoundTripper, listen *net.TCPAddr, allowHosts []string) (http.Handler, error) {
 	hosts, err := inspectorHosts(listen, allowHosts)
 	if err != nil {
 		return nil, err
 	}
 	target := &url.URL{Scheme: "http", Host: admin}
 	proxy := &httputil.ReverseProxy{
+		Transport: transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.Host = admin

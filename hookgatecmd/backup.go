@@ -107,10 +107,15 @@ func downloadBackup(c *adminClient, to string, force bool) (res backupResult, er
 	}
 	// No overall timeout: a large store takes as long as it takes. The
 	// transport bounds the wait for the gateway to start answering.
-	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, ResponseHeaderTimeout: time.Minute}}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	if c.transport != nil {
+		transport = c.transport.Clone()
+	}
+	transport.ResponseHeaderTimeout = time.Minute
+	client := &http.Client{Transport: transport}
 	resp, err := client.Get(u)
 	if err != nil {
-		return res, exitWith(ExitUnreachable, fmt.Errorf("admin API at %s: %w", c.base, err))
+		return res, exitWith(ExitUnreachable, fmt.Errorf("admin API at %s: %w", c.where, err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -118,7 +123,7 @@ func downloadBackup(c *adminClient, to string, force bool) (res backupResult, er
 		return res, exitWith(apiStatusCode(resp.StatusCode), fmt.Errorf("backup: %w", apiError(raw, resp.Status)))
 	}
 	if resp.ContentLength < 0 {
-		return res, fmt.Errorf("backup: the admin API sent no length; cannot tell a complete copy (is %s a Hookgate gateway?)", c.base)
+		return res, fmt.Errorf("backup: the admin API sent no length; cannot tell a complete copy (is %s a Hookgate gateway?)", c.where)
 	}
 	res.Store, res.File = resp.Header.Get("Hookgate-Store"), to
 	counted := &countingReader{r: resp.Body}

@@ -1,6 +1,8 @@
 package hookgatecmd
 
 import (
+	"context"
+	"net"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -34,18 +36,48 @@ func addStoreFlag(cmd *cobra.Command, usage string) {
 
 // adminClient calls the admin API.
 type adminClient struct {
-	base  string
-	store string
-	http  *http.Client
+	// base is the URL requests go to; where names the endpoint in messages.
+	base, where string
+	store       string
+	// transport reaches the endpoint: over TCP, or a Unix socket.
+	transport *http.Transport
+	http      *http.Client
 }
 
+// newAdminClient reaches the admin endpoint --address names, in Caddy's
+// forms: host:port, http://host:port, or unix//path/to/socket.
 func newAdminClient(cmd *cobra.Command) *adminClient {
 	addr, _ := cmd.Flags().GetString("address")
 	st, _ := cmd.Flags().GetString("store")
-	if !strings.Contains(addr, "://") {
-		addr = "http://" + addr
+	c := &adminClient{where: addr, store: st, transport: http.DefaultTransport.(*http.Transport).Clone()}
+	if socket, ok := unixSocket(addr); ok {
+		// Caddy's admin endpoint takes this Host on a socket.
+		c.base = "http://127.0.0.1"
+		c.transport.Proxy = nil
+		c.transport.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", socket)
+		}
+	} else {
+		if !strings.Contains(addr, "://") {
+			addr = "http://" + addr
+		}
+		c.base = strings.TrimSuffix(addr, "/")
+		c.where = c.base
 	}
-	return &adminClient{base: strings.TrimSuffix(addr, "/"), store: st, http: &http.Client{Timeout: 60 * time.Second}}
+	c.http = &http.Client{Timeout: 60 * time.Second, Transport: c.transport}
+	return c
+}
+
+// unixSocket is the socket of an address in Caddy's unix//path form, which
+// may end in |mode.
+func unixSocket(addr string) (string, bool) {
+	path, ok := strings.CutPrefix(addr, "unix/")
+	if !ok {
+		return "", false
+	}
+	path, _, _ = strings.Cut(path, "|")
+	return path, true
 }
 
 // apiStatusCode is the exit code for an admin API answer that is not 2xx.
@@ -80,7 +112,7 @@ func (c *adminClient) call(method, path string, query url.Values, out any) ([]by
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, exitWith(ExitUnreachable, fmt.Errorf("admin API at %s: %w", c.base, err))
+		return nil, exitWith(ExitUnreachable, fmt.Errorf("admin API at %s: %w", c.where, err))
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
@@ -89,7 +121,7 @@ func (c *adminClient) call(method, path string, query url.Values, out any) ([]by
 	}
 	if out != nil {
 		if err := json.Unmarshal(raw, out); err != nil {
-			return raw, fmt.Errorf("admin API at %s: %w", c.base, err)
+			return raw, fmt.Errorf("admin API at %s: %w", c.where, err)
 		}
 	}
 	return raw, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -371,5 +372,33 @@ func writeTestFile(t *testing.T, path, content string) {
 	}
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAdminOverUnixSocket: --address takes Caddy's unix//path form, as
+// Caddy's admin endpoint may listen on a socket.
+func TestAdminOverUnixSocket(t *testing.T) {
+	socket := filepath.Join(t.TempDir(), "admin.sock")
+	ln, err := net.Listen("unix", socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/hookgate/upstreams" || r.Host != "127.0.0.1" {
+			http.Error(w, `{"error":"unexpected `+r.Host+r.URL.Path+`"}`, http.StatusNotFound)
+			return
+		}
+		w.Write([]byte(`{"store":"/s.db","upstreams":[{"name":"billing","state":"paused","pending":3}]}`))
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	for _, addr := range []string{"unix/" + socket, "unix/" + socket + "|0660"} {
+		r := runCLI(t, CommandName, "upstreams", "list", "--address", addr)
+		if r.code != 0 || !strings.Contains(r.out, "billing") || !strings.Contains(r.out, "paused") {
+			t.Errorf("%s: %+v", addr, r)
+		}
+	}
+	if r := runCLI(t, CommandName, "upstreams", "list", "--address", "unix/"+socket+".gone"); r.code != ExitUnreachable || !strings.Contains(r.err, "admin API at unix/") {
+		t.Errorf("a socket that is not there: %+v", r)
 	}
 }

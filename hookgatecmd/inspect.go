@@ -37,20 +37,20 @@ port it is accepted bare and on the inspector's port.`,
 }
 
 func runInspect(cmd *cobra.Command, _ []string) error {
-	admin, _ := cmd.Flags().GetString("address")
-	admin = strings.TrimPrefix(strings.TrimPrefix(admin, "http://"), "https://")
+	c := newAdminClient(cmd)
+	admin := strings.TrimPrefix(strings.TrimPrefix(c.base, "http://"), "https://")
 	listen, _ := cmd.Flags().GetString("listen")
 	allow, _ := cmd.Flags().GetStringArray("allow-host")
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return exitWith(ExitRefused, err)
 	}
-	handler, err := caddymodule.InspectorHandler(admin, ln.Addr().(*net.TCPAddr), allow)
+	handler, err := caddymodule.InspectorHandler(admin, c.transport, ln.Addr().(*net.TCPAddr), allow)
 	if err != nil {
 		ln.Close()
 		return exitWith(ExitUsage, err)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "event inspector: http://%s/hookgate/ui/ (admin API at %s)\n", ln.Addr(), admin)
+	fmt.Fprintf(cmd.OutOrStdout(), "event inspector: http://%s/hookgate/ui/ (admin API at %s)\n", ln.Addr(), c.where)
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	return srv.Serve(ln)
 }
