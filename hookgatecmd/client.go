@@ -2,10 +2,10 @@ package hookgatecmd
 
 import (
 	"context"
-	"net"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
