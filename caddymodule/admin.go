@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -41,17 +40,6 @@ func (adminAPI) CaddyModule() caddy.ModuleInfo {
 // Routes returns the admin routes.
 func (adminAPI) Routes() []caddy.AdminRoute {
 	return []caddy.AdminRoute{{Pattern: "/hookgate/", Handler: caddy.AdminHandlerFunc(serveAdmin)}}
-}
-
-func apiError(status int, format string, args ...any) error {
-	return caddy.APIError{HTTPStatus: status, Err: fmt.Errorf(format, args...)}
-}
-
-func writeJSON(w http.ResponseWriter, v any) error {
-	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // adminRoutes are the admin API's endpoints. Each answers for the store
@@ -125,13 +113,13 @@ func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
 
 type adminOutcomeKey struct{}
 
-// outcome carries a route's error out of the mux, which has no return.
-type outcome struct{ err error }
+// adminResult carries a route's error out of the mux, which has no return.
+type adminResult struct{ err error }
 
-func adminOutcome(r *http.Request) *outcome { return r.Context().Value(adminOutcomeKey{}).(*outcome) }
+func adminOutcome(r *http.Request) *adminResult { return r.Context().Value(adminOutcomeKey{}).(*adminResult) }
 
 func serveAdmin(w http.ResponseWriter, r *http.Request) error {
-	var out outcome
+	var out adminResult
 	adminMux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), adminOutcomeKey{}, &out)))
 	return out.err
 }

@@ -1,14 +1,11 @@
 package caddymodule
 
 import (
-	"errors"
 	"maps"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/hookgate/hookgate/internal/deliver"
 )
 
 // Collectors are made once and registered with every configuration's
@@ -32,31 +29,7 @@ var (
 		Help:    "Duration of delivery attempts by upstream.",
 		Buckets: prometheus.DefBuckets,
 	}, []string{"upstream"})
-	stateCollector = &liveCollector{
-		pending: prometheus.NewDesc("caddy_hookgate_pending_deliveries", "Deliveries waiting, per store file.", []string{"store"}, nil),
-		oldest:  prometheus.NewDesc("caddy_hookgate_oldest_pending_seconds", "Age of the oldest event with a pending delivery, per store file.", []string{"store"}, nil),
-		breaker: prometheus.NewDesc("caddy_hookgate_breaker_open", "1 while an upstream's circuit breaker is open or probing, per store file and upstream.", []string{"store", "upstream"}, nil),
-		upstreams: upstreamDescs{
-			pending: prometheus.NewDesc("caddy_hookgate_upstream_pending_deliveries", "Deliveries waiting, per store and upstream.", []string{"store", "upstream"}, nil),
-			oldest:  prometheus.NewDesc("caddy_hookgate_upstream_oldest_pending_seconds", "Age of the oldest pending delivery, per store and upstream; 0 when none waits.", []string{"store", "upstream"}, nil),
-			dead:    prometheus.NewDesc("caddy_hookgate_dead_deliveries", "Dead deliveries kept (not yet replayed or expired), per store and upstream.", []string{"store", "upstream"}, nil),
-			paused:  prometheus.NewDesc("caddy_hookgate_upstream_paused", "1 while an upstream is paused, per store and upstream.", []string{"store", "upstream"}, nil),
-		},
-		counts: &statsCache{every: statsEvery, byStore: map[string]cachedStats{}},
-	}
 )
-
-func registerMetrics(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{requestsTotal, ackSeconds, deliveriesTotal, deliverySeconds, stateCollector} {
-		if err := reg.Register(c); err != nil {
-			var already prometheus.AlreadyRegisteredError
-			if !errors.As(err, &already) {
-				return err
-			}
-		}
-	}
-	return nil
-}
 
 // initSourceSeries makes every configured source's accepted count exist
 // from the start, at 0, so that an alert on a source that stays silent
@@ -103,39 +76,4 @@ func requestCounts() map[string]map[string]float64 {
 func observeAttempt(upstream, outcome string, took time.Duration) {
 	deliveriesTotal.WithLabelValues(upstream, outcome).Inc()
 	deliverySeconds.WithLabelValues(upstream).Observe(took.Seconds())
-}
-
-// liveCollector reads queue depth, oldest pending age and breaker states
-// from the live stores at scrape time.
-type liveCollector struct {
-	pending, oldest, breaker *prometheus.Desc
-	upstreams                upstreamDescs
-	counts                   *statsCache
-}
-
-func (c *liveCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.pending
-	ch <- c.oldest
-	ch <- c.breaker
-	c.upstreams.describe(ch)
-}
-
-func (c *liveCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, g := range liveGateways() {
-		path := g.handle.store.Path()
-		ch <- prometheus.MustNewConstMetric(c.pending, prometheus.GaugeValue, float64(g.handle.store.Pending()), path)
-		age := 0.0
-		if t, ok := g.handle.store.OldestPending(); ok {
-			age = max(time.Since(t).Seconds(), 0)
-		}
-		ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, age, path)
-		for name := range g.upstreams {
-			open := 0.0
-			if g.handle.engine.BreakerState(name) != deliver.BreakerClosed {
-				open = 1
-			}
-			ch <- prometheus.MustNewConstMetric(c.breaker, prometheus.GaugeValue, open, path, name)
-		}
-		c.upstreams.collect(ch, g, c.counts.of(g))
-	}
 }
