@@ -116,7 +116,9 @@ type adminOutcomeKey struct{}
 // adminResult carries a route's error out of the mux, which has no return.
 type adminResult struct{ err error }
 
-func adminOutcome(r *http.Request) *adminResult { return r.Context().Value(adminOutcomeKey{}).(*adminResult) }
+func adminOutcome(r *http.Request) *adminResult {
+	return r.Context().Value(adminOutcomeKey{}).(*adminResult)
+}
 
 func serveAdmin(w http.ResponseWriter, r *http.Request) error {
 	var out adminResult
