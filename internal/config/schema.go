@@ -116,14 +116,14 @@ type JetStream struct {
 	Located
 	// URL lists the NATS servers, comma-separated (nats://host:4222,...).
 	// Required.
-	URL Text `json:"url" yaml:"url"`
+	URL Text `json:"url" yaml:"url" example:"nats://10.0.0.1:4222,nats://10.0.0.2:4222"`
 	// Stream is the name the store's streams and buckets start with.
 	// Default HOOKGATE.
-	Stream string `json:"stream,omitzero" yaml:"stream,omitempty"`
+	Stream string `json:"stream,omitzero" yaml:"stream,omitempty" example:"HOOKGATE"`
 	// Replicas is how many servers hold each stream: 1, 3 or 5. Default 1.
-	Replicas int `json:"replicas,omitzero" yaml:"replicas,omitempty" min:"1"`
+	Replicas int `json:"replicas,omitzero" yaml:"replicas,omitempty" min:"1" example:"3"`
 	// Credentials is a NATS .creds file. Default: none.
-	Credentials Path `json:"credentials,omitzero" yaml:"credentials,omitempty"`
+	Credentials Path `json:"credentials,omitzero" yaml:"credentials,omitempty" example:"/etc/hookgate/nats.creds"`
 }
 
 func (j *JetStream) setDefaults() { j.Stream, j.Replicas = DefaultJetStreamStream, 1 }
@@ -407,18 +407,18 @@ func (s *Sign) check(d *decoder, n *yaml.Node, what string) {
 type UpstreamTLS struct {
 	Located
 	// CA lists PEM files trusted instead of the system roots.
-	CA CAFiles `json:"ca,omitzero" yaml:"ca,omitempty"`
+	CA CAFiles `json:"ca,omitzero" yaml:"ca,omitempty" example:"[/etc/ssl/internal-ca.pem]"`
 	// ClientCert is the PEM certificate the gateway presents to an
 	// upstream that asks for one (mutual TLS); it needs client_key.
-	ClientCert Path `json:"client_cert,omitzero" yaml:"client_cert,omitempty"`
+	ClientCert Path `json:"client_cert,omitzero" yaml:"client_cert,omitempty" example:"/etc/hookgate/client.pem"`
 	// ClientKey is the PEM key of client_cert.
-	ClientKey Path `json:"client_key,omitzero" yaml:"client_key,omitempty"`
+	ClientKey Path `json:"client_key,omitzero" yaml:"client_key,omitempty" example:"/etc/hookgate/client.key"`
 	// ServerName is the name checked on the upstream's certificate.
 	// Default: the URL's host.
-	ServerName Text `json:"server_name,omitzero" yaml:"server_name,omitempty"`
+	ServerName Text `json:"server_name,omitzero" yaml:"server_name,omitempty" example:"billing.internal"`
 	// InsecureSkipVerify accepts any certificate: for tests only, logged
 	// as a warning.
-	InsecureSkipVerify bool `json:"insecure_skip_verify,omitzero" yaml:"insecure_skip_verify,omitempty"`
+	InsecureSkipVerify bool `json:"insecure_skip_verify,omitzero" yaml:"insecure_skip_verify,omitempty" example:"false"`
 }
 
 func (t *UpstreamTLS) check(d *decoder, n *yaml.Node, what string) {

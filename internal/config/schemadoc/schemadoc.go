@@ -20,6 +20,8 @@ import (
 	"slices"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/verify"
 )
@@ -28,6 +30,8 @@ import (
 type Docs struct {
 	types  map[string]string
 	fields map[string]map[string]string // type → field → comment
+	// examples are values by key path (ReadExamples).
+	examples map[string]string
 }
 
 // ReadDocs reads the doc comments of the Go package in dir.
@@ -75,6 +79,86 @@ func ReadDocs(dir string) (*Docs, error) {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// ReadExamples reads routes files that set every key into examples by
+// the reference's key paths (sources.<name>.path, alerts[].to): the value
+// each first gives the key, written on one line.
+func (d *Docs) ReadExamples(files ...string) error {
+	d.examples = map[string]string{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		var doc yaml.Node
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if len(doc.Content) > 0 {
+			collectExamples(doc.Content[0], "", d.examples)
+		}
+	}
+	return nil
+}
+
+// namedBlocks are the keys whose mapping's keys are names the file
+// chooses.
+var namedBlocks = map[string]bool{"upstreams": true, "sources": true}
+
+func collectExamples(n *yaml.Node, path string, out map[string]string) {
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i].Value, n.Content[i+1]
+		p := joinPath(path, key)
+		if _, seen := out[p]; !seen {
+			out[p] = flowLine(val)
+		}
+		switch {
+		case namedBlocks[p] && val.Kind == yaml.MappingNode:
+			for j := 1; j < len(val.Content); j += 2 {
+				collectExamples(val.Content[j], p+".<name>", out)
+			}
+		case val.Kind == yaml.SequenceNode:
+			for _, item := range val.Content {
+				collectExamples(item, p+"[]", out)
+			}
+		default:
+			collectExamples(val, p, out)
+		}
+	}
+}
+
+// flowLine writes a value as YAML on one line.
+func flowLine(n *yaml.Node) string {
+	c := *n
+	setFlow(&c)
+	out, err := yaml.Marshal(&c)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func setFlow(n *yaml.Node) {
+	if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
+		n.Style = yaml.FlowStyle
+	}
+	for i, child := range n.Content {
+		c := *child
+		setFlow(&c)
+		n.Content[i] = &c
+	}
+}
+
+// example is a key's example: from the files, else from its tag.
+func (d *Docs) example(path string, f field) string {
+	if e, ok := d.examples[path]; ok {
+		return e
+	}
+	return f.example
+}
+
 // field is one key of a block, as the reference lists it.
 type field struct {
 	key      string
@@ -85,6 +169,8 @@ type field struct {
 	min      string
 	positive bool
 	enum     []string
+	// example is the tag's, for a key the example files leave out.
+	example string
 }
 
 // fieldsOf lists a struct's keys in declaration order.
@@ -98,7 +184,7 @@ func (d *Docs) fieldsOf(t reflect.Type) []field {
 			continue
 		}
 		f := field{key: name, goName: sf.Name, typ: sf.Type, doc: d.fields[t.Name()][sf.Name],
-			required: opts == "", min: sf.Tag.Get("min"), positive: sf.Tag.Get("positive") == "true"}
+			required: opts == "", min: sf.Tag.Get("min"), positive: sf.Tag.Get("positive") == "true", example: sf.Tag.Get("example")}
 		if e := sf.Tag.Get("enum"); e != "" {
 			f.enum = strings.Split(e, ",")
 		}
@@ -347,11 +433,15 @@ func (d *Docs) Reference() string {
 		if doc := d.types[blk.t.Name()]; doc != "" && blk.path != "" {
 			b.WriteString(doc + "\n\n")
 		}
-		b.WriteString("| Key | Type | Default | |\n|---|---|---|---|\n")
+		b.WriteString("| Key | Type | Default | Example | |\n|---|---|---|---|---|\n")
 		for _, f := range d.fieldsOf(blk.t) {
 			path := joinPath(blk.path, f.key)
 			typ, next := d.typeName(f)
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", f.key, typ, cell(f.defaultOf()), cell(f.description()))
+			example := ""
+			if next == nil || isScalarOr(elemType(f.typ)) {
+				example = code(fit(d.example(path, f), 48))
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", f.key, typ, cell(f.defaultOf()), example, cell(f.description()))
 			if next != nil && !seen[next.t] {
 				seen[next.t] = true
 				next.path = path + next.path
@@ -403,6 +493,33 @@ func (d *Docs) typeName(f field) (string, *block) {
 		return "block", &block{"", t}
 	}
 	return "block", &block{"", t}
+}
+
+// isScalarOr reports the blocks that may also be written as one value
+// (dedup: off, validate: schema.json), whose example is worth a cell.
+func isScalarOr(t reflect.Type) bool {
+	return t == reflect.TypeFor[config.Dedup]() || t == reflect.TypeFor[config.Validate]()
+}
+
+// code writes an example as inline code in a table cell.
+func code(s string) string {
+	if s == "" {
+		return ""
+	}
+	s = strings.ReplaceAll(s, "|", `\|`)
+	if strings.Contains(s, "`") {
+		return "`` " + s + " ``"
+	}
+	return "`" + s + "`"
+}
+
+// fit cuts s to n runes, marking a cut.
+func fit(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
 
 func joinPath(parent, key string) string {

@@ -26,13 +26,61 @@ const (
 	referenceTo   = "<!-- End of the written reference. -->\n"
 )
 
+// exampleFiles set every key, and load: the reference's examples come
+// from them.
+var exampleFiles = []string{"../testdata/every-key.yaml"}
+
 func readDocs(t *testing.T) *Docs {
 	t.Helper()
 	d, err := ReadDocs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := d.ReadExamples(exampleFiles...); err != nil {
+		t.Fatal(err)
+	}
 	return d
+}
+
+// TestEveryKeyHasAnExample: each key that is one value has an example in
+// the reference, from a routes file the tests load or from its tag.
+func TestEveryKeyHasAnExample(t *testing.T) {
+	d := readDocs(t)
+	d.walk(func(path string, f field) {
+		if _, next := d.typeName(f); next != nil && !isScalarOr(elemType(f.typ)) {
+			return
+		}
+		if d.example(path, f) == "" {
+			t.Errorf("%s has no example: set it in testdata/every-key.yaml, or give it an example tag", path)
+		}
+		if f.example != "" {
+			checkExample(t, d, path, f)
+		}
+	})
+}
+
+// checkExample holds an example tag to its key's schema.
+func checkExample(t *testing.T, d *Docs, path string, f field) {
+	t.Helper()
+	raw, err := json.Marshal(d.schemaOf(f.typ, &f, map[string]any{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("key.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := c.Compile("key.json")
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if err := schema.Validate(asJSON(t, []byte(f.example))); err != nil {
+		t.Errorf("%s: the example %q fails the key's schema: %v", path, f.example, err)
+	}
 }
 
 // TestJSONSchemaIsCurrent: the committed schema is the one the types give.
