@@ -35,15 +35,17 @@ const hubspotDedupKey = `join(map(body, {string(.subscriptionId) + ":" + string(
 const whatsappDedupKey = `join(flatten(map(body.entry, {flatten(map(.changes, {concat(map(.value?.messages ?? [], {.id}), ` +
 	`map(.value?.statuses ?? [], {.id + ":" + .status + ":" + .timestamp}))}))})), ",")`
 
-func svixProvider(name, provider, docs string) Preset {
-	p := standardWebhooks(name, provider+": Svix signatures (svix-id/-timestamp/-signature v1,…), HMAC-SHA256 base64, whsec_ key", "svix", docs)
-	return p
+// svixProvider is a provider that sends through Svix: Svix's scheme under
+// the provider's name.
+func svixProvider(name, provider, docs, checked string) Preset {
+	return standardWebhooks(name, provider+": Svix signatures (svix-id/-timestamp/-signature v1,…), HMAC-SHA256 base64, whsec_ key", "svix", docs, checked)
 }
 
 func init() {
 	register(
 		Preset{
 			Name:        "standard-webhooks-ed25519",
+			Checked:     "vector",
 			Description: "Standard Webhooks (asymmetric): webhook-signature v1a,… Ed25519 over id.timestamp.body; secrets are whpk_ public keys",
 			Spec: Spec{
 				Algorithm: "ed25519", Header: "webhook-signature", Separator: " ", Prefix: "v1a,", Encoding: "base64",
@@ -57,12 +59,13 @@ func init() {
 				Kind:     SecretPublicKey,
 			},
 		},
-		svixProvider("clerk", "Clerk", "https://clerk.com/docs/webhooks/sync-data"),
-		svixProvider("resend", "Resend", "https://resend.com/docs/dashboard/webhooks/verify-webhooks-requests"),
+		svixProvider("clerk", "Clerk", "https://clerk.com/docs/webhooks/sync-data", "sdk: svix@2.5.0"),
+		svixProvider("resend", "Resend", "https://resend.com/docs/dashboard/webhooks/verify-webhooks-requests", "sdk: svix@2.5.0"),
 		Preset{
 			// python-slack-sdk rejects timestamps more than 5 minutes away in
 			// either direction; bolt-js only old ones. Both directions here.
 			Name:        "slack",
+			Checked:     "sdk: @slack/bolt@5.1.0",
 			Description: "Slack: X-Slack-Signature v0=… over v0:timestamp:body, HMAC-SHA256 hex",
 			Spec: Spec{
 				Algorithm: "hmac-sha256", Header: "X-Slack-Signature", Prefix: "v0=", Encoding: "hex",
@@ -76,6 +79,7 @@ func init() {
 		},
 		Preset{
 			Name:        "shopify",
+			Checked:     "sdk: @shopify/shopify-api@15.0.0",
 			Description: "Shopify webhooks: X-Shopify-Hmac-Sha256 over the body, HMAC-SHA256 base64 (app client secret)",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-Shopify-Hmac-Sha256", Encoding: "base64"},
 			Docs:        "https://shopify.dev/docs/apps/build/webhooks/subscribe/https#step-2-validate-the-origin-of-your-webhook",
@@ -86,6 +90,7 @@ func init() {
 			// shopify-webhook-id, which Shopify keeps when it drops
 			// shopify-event-id.
 			Name:        "shopify-events",
+			Checked:     "sdk: @shopify/shopify-api@15.0.0",
 			Description: "Shopify Events: shopify-hmac-sha256 over the body, HMAC-SHA256 base64 (unprefixed headers)",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "shopify-hmac-sha256", Encoding: "base64"},
 			Docs:        "https://shopify.dev/docs/apps/build/webhooks",
@@ -93,6 +98,7 @@ func init() {
 		},
 		Preset{
 			Name:        "twilio",
+			Checked:     "sdk: twilio@6.3.1",
 			Description: "Twilio: X-Twilio-Signature, HMAC-SHA1 base64 over the URL and sorted form parameters, or the URL with bodySHA256 for JSON",
 			// Forms, or JSON covered by bodySHA256.
 			Format: FormatEither,
@@ -108,6 +114,7 @@ func init() {
 		},
 		Preset{
 			Name:        "sendgrid",
+			Checked:     "sdk: @sendgrid/eventwebhook@8.0.0",
 			Description: "SendGrid Event Webhook: ECDSA P-256 over timestamp+body, base64 DER; secrets are base64 DER public keys",
 			Spec: Spec{
 				Algorithm: "ecdsa-p256-sha256", Header: "X-Twilio-Email-Event-Webhook-Signature", Encoding: "base64",
@@ -125,6 +132,7 @@ func init() {
 		},
 		Preset{
 			Name:        "discord",
+			Checked:     "sdk: discord-interactions@4.4.0",
 			Description: "Discord interactions: X-Signature-Ed25519 over timestamp+body, Ed25519 hex; secrets are hex public keys; PING answered",
 			Spec: Spec{
 				Algorithm: "ed25519", Header: "X-Signature-Ed25519", Encoding: "hex",
@@ -141,6 +149,7 @@ func init() {
 		},
 		Preset{
 			Name:        "discord-events",
+			Checked:     "sdk: discord-interactions@4.4.0",
 			Description: "Discord webhook events: X-Signature-Ed25519 over timestamp+body, Ed25519 hex; PING (type 0) answered 204",
 			Spec: Spec{
 				Algorithm: "ed25519", Header: "X-Signature-Ed25519", Encoding: "hex",
@@ -156,6 +165,7 @@ func init() {
 		},
 		Preset{
 			Name:        "square",
+			Checked:     "sdk: square@46.0.0",
 			Description: "Square: x-square-hmacsha256-signature over notification URL + body, HMAC-SHA256 base64 (set public_url)",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "x-square-hmacsha256-signature", Encoding: "base64", Content: "{url}{body}"},
 			Docs:        "https://developer.squareup.com/docs/webhooks/step3validate",
@@ -170,6 +180,7 @@ func init() {
 			// The SDK keeps only the last h1; any h1 may match here, as the
 			// docs describe. 5 s tolerance as in the SDK and docs.
 			Name:        "paddle",
+			Checked:     "sdk: @paddle/paddle-node-sdk@3.10.0",
 			Description: "Paddle Billing: Paddle-Signature ts=…;h1=… over ts:body, HMAC-SHA256 hex",
 			Spec: Spec{
 				Algorithm: "hmac-sha256", Header: "Paddle-Signature", SignatureKey: "h1", TimestampKey: "ts", PairSeparator: ";",
@@ -182,6 +193,7 @@ func init() {
 			// Zoom's own code hashes re-serialized JSON; Hookgate verifies the
 			// raw bytes as the docs say, which is identical for Zoom's compact JSON.
 			Name:        "zoom",
+			Checked:     "sdk: @zoom/rivet@0.4.0",
 			Description: "Zoom: x-zm-signature v0=… over v0:timestamp:body, HMAC-SHA256 hex; endpoint.url_validation answered",
 			Spec: Spec{
 				Algorithm: "hmac-sha256", Header: "x-zm-signature", Prefix: "v0=", Encoding: "hex",
@@ -195,6 +207,7 @@ func init() {
 		},
 		Preset{
 			Name:        "linear",
+			Checked:     "sdk: @linear/sdk@98.0.0",
 			Description: "Linear: Linear-Signature over the body, HMAC-SHA256 hex; webhookTimestamp (ms) in the body within 60 s",
 			Docs:        "https://linear.app/developers/webhooks#securing-webhooks",
 			Bespoke: Bespoke{
@@ -216,6 +229,7 @@ func init() {
 		},
 		Preset{
 			Name:        "intercom",
+			Checked:     "docs",
 			Description: "Intercom: X-Hub-Signature sha1=… over the body, HMAC-SHA1 hex (app client secret); HEAD check answered",
 			Spec:        hubSignature("X-Hub-Signature", "sha1=", "hmac-sha1"),
 			Handshakes:  []*Handshake{headCheck},
@@ -224,6 +238,7 @@ func init() {
 		},
 		Preset{
 			Name:        "mailgun",
+			Checked:     "docs",
 			Description: "Mailgun: signature.{timestamp,token,signature} in the JSON body, HMAC-SHA256 hex of timestamp+token",
 			Docs:        "https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks",
 			Trust: Trust{
@@ -245,6 +260,7 @@ func init() {
 		},
 		Preset{
 			Name:        "bitbucket",
+			Checked:     "docs",
 			Description: "Bitbucket Cloud: X-Hub-Signature sha256=… over the body, HMAC-SHA256 hex",
 			Spec:        hubSignature("X-Hub-Signature", "sha256=", "hmac-sha256"),
 			Docs:        "https://support.atlassian.com/bitbucket-cloud/docs/manage-webhooks/",
@@ -252,6 +268,7 @@ func init() {
 		},
 		Preset{
 			Name:        "gitlab",
+			Checked:     "docs",
 			Description: "GitLab: X-Gitlab-Token equal to the secret token (compared in constant time)",
 			Spec:        Spec{Algorithm: "token", Header: "X-Gitlab-Token"},
 			Docs:        "https://docs.gitlab.com/user/project/integrations/webhooks/",
@@ -264,6 +281,7 @@ func init() {
 		},
 		Preset{
 			Name:        "twitch",
+			Checked:     "docs",
 			Description: "Twitch EventSub: Twitch-Eventsub-Message-Signature sha256=… over id+timestamp+body, HMAC-SHA256 hex; callback verification answered",
 			Spec: Spec{
 				Algorithm: "hmac-sha256", Header: "Twitch-Eventsub-Message-Signature", Prefix: "sha256=", Encoding: "hex",
@@ -276,6 +294,7 @@ func init() {
 		},
 		Preset{
 			Name:        "typeform",
+			Checked:     "docs",
 			Description: "Typeform: Typeform-Signature sha256=… over the body, HMAC-SHA256 base64",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "Typeform-Signature", Prefix: "sha256=", Encoding: "base64"},
 			Docs:        "https://www.typeform.com/developers/webhooks/secure-your-webhooks/",
@@ -283,6 +302,7 @@ func init() {
 		},
 		Preset{
 			Name:        "calendly",
+			Checked:     "docs",
 			Description: "Calendly: Calendly-Webhook-Signature t=…,v1=… over t.body, HMAC-SHA256 hex",
 			Spec:        timestampedPairs("Calendly-Webhook-Signature", 3*time.Minute),
 			Docs:        "https://developer.calendly.com/api-docs/4c305798a61d3-webhook-signatures",
@@ -290,6 +310,7 @@ func init() {
 		},
 		Preset{
 			Name:        "hubspot-v1",
+			Checked:     "sdk: @hubspot/api-client@14.0.1",
 			Description: "HubSpot v1: X-HubSpot-Signature, SHA-256 (a plain hash, not an HMAC) of client secret + body, hex",
 			Spec:        Spec{Algorithm: "hash-sha256", Header: "X-HubSpot-Signature", Encoding: "hex", Content: "{secret}{body}"},
 			Docs:        "https://developers.hubspot.com/docs/api/webhooks/validating-requests",
@@ -297,6 +318,7 @@ func init() {
 		},
 		Preset{
 			Name:        "hubspot-v2",
+			Checked:     "sdk: @hubspot/api-client@14.0.1",
 			Description: "HubSpot v2: X-HubSpot-Signature, SHA-256 of client secret + method + URL + body, hex (set public_url)",
 			Spec:        Spec{Algorithm: "hash-sha256", Header: "X-HubSpot-Signature", Encoding: "hex", Content: "{secret}{method}{url}{body}"},
 			Docs:        "https://developers.hubspot.com/docs/api/webhooks/validating-requests",
@@ -305,6 +327,7 @@ func init() {
 			// HubSpot's docs decode some %xx in the URI; its SDKs sign the URL
 			// as called, which is what Hookgate does.
 			Name:        "hubspot-v3",
+			Checked:     "sdk: @hubspot/api-client@14.0.1",
 			Description: "HubSpot v3: X-HubSpot-Signature-v3 over method+URL+body+timestamp, HMAC-SHA256 base64; ms timestamp within 5 min (set public_url)",
 			Spec: Spec{
 				Algorithm: "hmac-sha256", Header: "X-HubSpot-Signature-v3", Encoding: "base64",
@@ -316,6 +339,7 @@ func init() {
 		},
 		Preset{
 			Name:        "adyen",
+			Checked:     "sdk: @adyen/api-library@32.1.0",
 			Description: "Adyen: additionalData.hmacSignature of every notification item, HMAC-SHA256 base64 under the hex HMAC key",
 			Response:    "[accepted]",
 			Docs:        "https://docs.adyen.com/development-resources/webhooks/secure-webhooks/verify-hmac-signatures/",
@@ -341,6 +365,7 @@ func init() {
 		},
 		Preset{
 			Name:        "vercel",
+			Checked:     "docs",
 			Description: "Vercel: x-vercel-signature over the body, HMAC-SHA1 hex",
 			Spec:        Spec{Algorithm: "hmac-sha1", Header: "x-vercel-signature", Encoding: "hex"},
 			Docs:        "https://vercel.com/docs/webhooks/webhooks-api#securing-webhooks",
@@ -348,6 +373,7 @@ func init() {
 		},
 		Preset{
 			Name:        "sentry",
+			Checked:     "docs",
 			Description: "Sentry integrations: Sentry-Hook-Signature over the body, HMAC-SHA256 hex (client secret)",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "Sentry-Hook-Signature", Encoding: "hex"},
 			Docs:        "https://docs.sentry.io/organization/integrations/integration-platform/webhooks/",
@@ -355,6 +381,7 @@ func init() {
 		},
 		Preset{
 			Name:        "postmark",
+			Checked:     "docs",
 			Description: "Postmark: HTTP basic auth from the webhook URL; secrets are \"user:password\"",
 			Spec:        Spec{Algorithm: "basic", Header: "Authorization"},
 			Docs:        "https://postmarkapp.com/developer/webhooks/webhooks-overview",
@@ -368,6 +395,7 @@ func init() {
 		},
 		Preset{
 			Name:        "basic-auth",
+			Checked:     "docs",
 			Description: "Any provider that calls a URL with basic auth credentials; secrets are \"user:password\"",
 			Spec:        Spec{Algorithm: "basic", Header: "Authorization"},
 			Format:      FormatEither,
@@ -379,6 +407,7 @@ func init() {
 		},
 		Preset{
 			Name:        "woocommerce",
+			Checked:     "docs",
 			Description: "WooCommerce: X-WC-Webhook-Signature over the body, HMAC-SHA256 base64; the unsigned creation ping answered",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-WC-Webhook-Signature", Encoding: "base64"},
 			// The delivery id is a hash of the webhook and the second, shared
@@ -389,6 +418,7 @@ func init() {
 		},
 		Preset{
 			Name:        "mux",
+			Checked:     "sdk: @mux/mux-node@15.3.0",
 			Description: "Mux: Mux-Signature t=…,v1=… over t.body, HMAC-SHA256 hex",
 			Spec:        timestampedPairs("Mux-Signature", 5*time.Minute),
 			Docs:        "https://docs.mux.com/core/verify-webhook-signatures",
@@ -396,6 +426,7 @@ func init() {
 		},
 		Preset{
 			Name:        "lemonsqueezy",
+			Checked:     "docs",
 			Description: "Lemon Squeezy: X-Signature over the body, HMAC-SHA256 hex",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-Signature", Encoding: "hex"},
 			Docs:        "https://docs.lemonsqueezy.com/help/webhooks/signing-requests",
@@ -404,6 +435,7 @@ func init() {
 		},
 		Preset{
 			Name:        "coinbase-commerce",
+			Checked:     "sdk: coinbase-commerce-node@1.0.4",
 			Description: "Coinbase Commerce: X-CC-Webhook-Signature over the body, HMAC-SHA256 hex",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-CC-Webhook-Signature", Encoding: "hex"},
 			Docs:        "https://docs.cdp.coinbase.com/commerce-onchain/docs/webhooks-security",
@@ -411,6 +443,7 @@ func init() {
 		},
 		Preset{
 			Name:        "contentful",
+			Checked:     "sdk: @contentful/node-apps-toolkit@3.16.1",
 			Description: "Contentful signed requests: x-contentful-signature over method, path, signed headers and body, HMAC-SHA256 hex; ms timestamp within 30 s",
 			Docs:        "https://www.contentful.com/developers/docs/webhooks/request-verification/",
 			Bespoke: Bespoke{
@@ -429,6 +462,7 @@ func init() {
 		},
 		Preset{
 			Name:        "jira",
+			Checked:     "docs",
 			Description: "Jira Cloud admin webhooks: X-Hub-Signature sha256=… over the body, HMAC-SHA256 hex",
 			Spec:        hubSignature("X-Hub-Signature", "sha256=", "hmac-sha256"),
 			Docs:        "https://developer.atlassian.com/cloud/jira/platform/webhooks/#secure-admin-webhooks",
@@ -436,6 +470,7 @@ func init() {
 		},
 		Preset{
 			Name:        "asana",
+			Checked:     "docs",
 			Description: "Asana: X-Hook-Signature over the body, HMAC-SHA256 hex, under the secret from the X-Hook-Secret handshake",
 			Handshakes:  []*Handshake{asanaHookSecret},
 			Docs:        "https://developers.asana.com/docs/webhooks-guide",
@@ -453,6 +488,7 @@ func init() {
 		},
 		Preset{
 			Name:        "okta",
+			Checked:     "docs",
 			Description: "Okta event hooks: Authorization header equal to the secret; one-time verification answered",
 			Spec:        Spec{Algorithm: "token", Header: "Authorization"},
 			Handshakes:  []*Handshake{oktaVerification},
@@ -470,6 +506,7 @@ func init() {
 		},
 		Preset{
 			Name:        "microsoft-graph",
+			Checked:     "docs",
 			Description: "Microsoft Graph change notifications: clientState of every notification equal to the secret; validationToken answered",
 			Handshakes:  []*Handshake{graphValidation},
 			Docs:        "https://learn.microsoft.com/en-us/graph/change-notifications-delivery-webhooks",
@@ -489,6 +526,7 @@ func init() {
 		},
 		Preset{
 			Name:        "meta",
+			Checked:     "docs",
 			Description: "Meta (Facebook, Instagram, Messenger): X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex (app secret); hub.challenge answered",
 			Spec:        hubSignature("X-Hub-Signature-256", "sha256=", "hmac-sha256"),
 			Handshakes:  []*Handshake{metaSubscribe},
@@ -496,6 +534,7 @@ func init() {
 		},
 		Preset{
 			Name:        "whatsapp",
+			Checked:     "docs",
 			Description: "WhatsApp Cloud API: X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex (app secret); hub.challenge answered",
 			Spec:        hubSignature("X-Hub-Signature-256", "sha256=", "hmac-sha256"),
 			Handshakes:  []*Handshake{metaSubscribe},
@@ -508,6 +547,7 @@ func init() {
 		},
 		Preset{
 			Name:        "pagerduty",
+			Checked:     "docs",
 			Description: "PagerDuty v3: X-PagerDuty-Signature v1=…[,v1=…] over the body, HMAC-SHA256 hex (one value per active secret)",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-PagerDuty-Signature", Separator: ",", Prefix: "v1=", Encoding: "hex"},
 			Docs:        "https://developer.pagerduty.com/docs/webhooks/webhook-signatures/",
@@ -517,6 +557,7 @@ func init() {
 			// SNS signs every topic with the same certificate: a source is
 			// bound to its topics, or anyone's SNS topic would pass.
 			Name:        "aws-sns",
+			Checked:     "sdk: sns-validator@0.3.5",
 			Description: "Amazon SNS HTTP(S): RSA signature (SignatureVersion 1 SHA1, 2 SHA256) in the JSON body, certificate fetched from an SNS host; secrets are the accepted TopicArns; subscriptions confirmed",
 			Handshakes:  []*Handshake{snsConfirmation},
 			Docs:        "https://docs.aws.amazon.com/sns/latest/dg/sns-verify-signature-of-message.html",
@@ -542,6 +583,7 @@ func init() {
 		},
 		Preset{
 			Name:        "x",
+			Checked:     "docs",
 			Description: "X (Twitter) Account Activity API: x-twitter-webhooks-signature sha256=… over the body, HMAC-SHA256 base64 (consumer secret); CRC answered",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "x-twitter-webhooks-signature", Prefix: "sha256=", Encoding: "base64"},
 			Handshakes:  []*Handshake{xCRC},
@@ -554,6 +596,7 @@ func init() {
 		},
 		Preset{
 			Name:        "plaid",
+			Checked:     "vector",
 			Description: "Plaid: Plaid-Verification JWT (ES256) whose request_body_sha256 claim is the body's SHA-256; secrets are JWK public keys",
 			Docs:        "https://plaid.com/docs/api/webhooks/webhook-verification/",
 			Bespoke: Bespoke{

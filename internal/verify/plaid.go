@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"net/http"
 	"regexp"
 	"strings"
@@ -26,47 +25,23 @@ import (
 // within the tolerance, whose request_body_sha256 claim is the hex SHA-256
 // of the raw body.
 type plaid struct {
-	keys      map[string]*ecdsa.PublicKey
+	keys      chainedKeys
 	tolerance time.Duration
-	// fetched finds keys not configured; nil without API credentials.
-	fetched *plaidKeyFetcher
-}
-
-type jwk struct {
-	Kty string `json:"kty"`
-	Crv string `json:"crv"`
-	Kid string `json:"kid"`
-	X   string `json:"x"`
-	Y   string `json:"y"`
-	D   string `json:"d,omitempty"`
-}
-
-func (k *jwk) publicKey() (*ecdsa.PublicKey, error) {
-	if k.Kty != "EC" || k.Crv != "P-256" {
-		return nil, fmt.Errorf("JWK must be an EC P-256 key")
-	}
-	x, err1 := base64.RawURLEncoding.DecodeString(strings.TrimRight(k.X, "="))
-	y, err2 := base64.RawURLEncoding.DecodeString(strings.TrimRight(k.Y, "="))
-	if err1 != nil || err2 != nil || len(x) != 32 || len(y) != 32 {
-		return nil, fmt.Errorf("JWK x and y must be 32-byte base64url values")
-	}
-	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x...), y...))
-	if err != nil {
-		return nil, fmt.Errorf("JWK point is not on P-256")
-	}
-	return pub, nil
 }
 
 func newPlaid(secrets []string, opts Options) (Scheme, error) {
-	p := &plaid{keys: map[string]*ecdsa.PublicKey{}, tolerance: 5 * time.Minute}
+	p := &plaid{keys: chainedKeys{static: staticKeys{}}, tolerance: 5 * time.Minute}
 	if opts.Tolerance > 0 {
 		p.tolerance = opts.Tolerance
 	}
-	var err error
-	if p.fetched, err = newPlaidKeys(opts.ProviderOptions); err != nil {
+	fetched, err := newPlaidKeys(opts.ProviderOptions)
+	if err != nil {
 		return nil, err
 	}
-	if len(secrets) == 0 && p.fetched == nil {
+	if fetched != nil {
+		p.keys.fetched = fetched
+	}
+	if len(secrets) == 0 && fetched == nil {
 		return nil, fmt.Errorf("no secrets (Plaid's JWK public keys) and no provider_options client_id and secret to fetch them with")
 	}
 	for i, s := range secrets {
@@ -74,16 +49,28 @@ func newPlaid(secrets []string, opts Options) (Scheme, error) {
 		if err := json.Unmarshal([]byte(s), &k); err != nil {
 			return nil, fmt.Errorf("secret %d: not a JWK: %v", i+1, err)
 		}
-		pub, err := k.publicKey()
+		pub, err := plaidKey(&k)
 		if err != nil {
 			return nil, fmt.Errorf("secret %d: %w", i+1, err)
 		}
 		if k.Kid == "" {
 			return nil, fmt.Errorf("secret %d: the JWK has no kid", i+1)
 		}
-		p.keys[k.Kid] = pub
+		p.keys.static[k.Kid] = pub
 	}
 	return p, nil
+}
+
+// plaidKey is a JWK as Plaid issues them: EC P-256.
+func plaidKey(k *jwk) (*ecdsa.PublicKey, error) {
+	if k.Kty != "EC" || k.Crv != "P-256" {
+		return nil, fmt.Errorf("JWK must be an EC P-256 key")
+	}
+	pub, err := k.publicKey()
+	if err != nil {
+		return nil, err
+	}
+	return pub.(*ecdsa.PublicKey), nil
 }
 
 func (p *plaid) Verify(r *Request) (Result, error) {
@@ -99,21 +86,12 @@ func (p *plaid) Verify(r *Request) (Result, error) {
 }
 
 // key returns the configured key for kid, or the one Plaid's API gives.
-func (p *plaid) key(r *Request, kid string) (*ecdsa.PublicKey, error) {
-	if key := p.keys[kid]; key != nil {
-		return key, nil
-	}
-	if p.fetched == nil || !plaidKid.MatchString(kid) {
-		return nil, ErrInvalidSignature
-	}
-	key, err := p.fetched.get(r.context(), kid)
-	if errors.Is(err, ErrKeyUnavailable) {
-		return nil, err
-	}
-	if err != nil {
+func (p *plaid) key(r *Request, kid string) (any, error) {
+	key, err := p.keys.key(r.context(), kid)
+	if err != nil && !errors.Is(err, ErrKeyUnavailable) && !errors.Is(err, ErrInvalidSignature) {
 		return nil, fmt.Errorf("%w: key %s: %v", ErrInvalidSignature, kid, err)
 	}
-	return key, nil
+	return key, err
 }
 
 // check verifies a request and returns its signed token.
@@ -122,42 +100,27 @@ func (p *plaid) check(r *Request) (string, error) {
 	if token == "" {
 		return "", ErrMissingSignature
 	}
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		return "", ErrMalformedSignature
-	}
-	var header struct {
-		Alg string `json:"alg"`
-		Kid string `json:"kid"`
-	}
-	rawHeader, err := base64.RawURLEncoding.DecodeString(parts[0])
-	if err != nil || json.Unmarshal(rawHeader, &header) != nil || header.Alg != "ES256" {
-		return "", ErrMalformedSignature
-	}
-	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
-	if err != nil || len(sig) != 64 {
+	t, err := parseJWS(token)
+	if err != nil || t.header.Alg != "ES256" || len(t.sig) != 64 {
 		return "", ErrMalformedSignature
 	}
 	var claims struct {
 		Iat               int64  `json:"iat"`
 		RequestBodySHA256 string `json:"request_body_sha256"`
 	}
-	rawClaims, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil || json.Unmarshal(rawClaims, &claims) != nil || claims.Iat == 0 {
+	if json.Unmarshal(t.payload, &claims) != nil || claims.Iat == 0 {
 		return "", ErrMissingTimestamp
 	}
 	// A stale token is refused before a key is fetched for it.
 	if err := CheckTolerance(time.Unix(claims.Iat, 0), r.Now, p.tolerance); err != nil {
 		return "", err
 	}
-	key, err := p.key(r, header.Kid)
+	key, err := p.key(r, t.header.Kid)
 	if err != nil {
 		return "", err
 	}
-	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	rInt, sInt := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
-	if !ecdsa.Verify(key, digest[:], rInt, sInt) {
-		return "", ErrInvalidSignature
+	if err := t.verify(key); err != nil {
+		return "", err
 	}
 	sum := sha256.Sum256(r.Body)
 	if subtle.ConstantTimeCompare([]byte(claims.RequestBodySHA256), []byte(hex.EncodeToString(sum[:]))) != 1 {
@@ -216,7 +179,7 @@ var plaidEnvironments = map[string]string{
 // Plaid, nor push a key in use out of the cache.
 type plaidKeyFetcher struct {
 	url, clientID, secret string
-	cache                 *remoteCache[*ecdsa.PublicKey]
+	cache                 *remoteCache[any]
 	budget                *fetchLimiter
 }
 
@@ -242,16 +205,21 @@ func newPlaidKeys(opts map[string]string) (*plaidKeyFetcher, error) {
 		base = test
 	}
 	return &plaidKeyFetcher{url: base + "/webhook_verification_key/get", clientID: clientID, secret: secret,
-		cache: newRemoteCache[*ecdsa.PublicKey](64, plaidKeyTTL, time.Minute), budget: newFetchLimiter(5, 12*time.Second)}, nil
+		cache: newRemoteCache[any](64, plaidKeyTTL, time.Minute), budget: newFetchLimiter(5, 12*time.Second)}, nil
 }
 
-func (k *plaidKeyFetcher) get(ctx context.Context, kid string) (*ecdsa.PublicKey, error) {
-	return k.cache.get(kid, time.Now(), k.budget, func() (*ecdsa.PublicKey, error) { return k.fetch(ctx, kid) })
+// key finds a key by kid; a kid not shaped like Plaid's is refused
+// without a fetch.
+func (k *plaidKeyFetcher) key(ctx context.Context, kid string) (any, error) {
+	if !plaidKid.MatchString(kid) {
+		return nil, ErrInvalidSignature
+	}
+	return k.cache.get(kid, time.Now(), k.budget, func() (any, error) { return k.fetch(ctx, kid) })
 }
 
 // fetch asks Plaid for one key. An expired key is refused, as Plaid's docs
 // say; a kid Plaid does not know comes back as an error status.
-func (k *plaidKeyFetcher) fetch(ctx context.Context, kid string) (*ecdsa.PublicKey, error) {
+func (k *plaidKeyFetcher) fetch(ctx context.Context, kid string) (any, error) {
 	body, _ := json.Marshal(map[string]string{"client_id": k.clientID, "secret": k.secret, "key_id": kid})
 	req, err := http.NewRequest(http.MethodPost, k.url, bytes.NewReader(body))
 	if err != nil {
@@ -286,7 +254,7 @@ func (k *plaidKeyFetcher) fetch(ctx context.Context, kid string) (*ecdsa.PublicK
 	if out.Key.ExpiredAt != nil {
 		return nil, gone{errors.New("key expired")}
 	}
-	key, err := out.Key.publicKey()
+	key, err := plaidKey(&out.Key.jwk)
 	if err != nil {
 		return nil, gone{err}
 	}

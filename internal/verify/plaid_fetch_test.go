@@ -178,7 +178,7 @@ func TestPlaidProviderOptions(t *testing.T) {
 	}
 	t.Setenv(EnvTestPlaidURL, "")
 	s, err := p.Compile(nil, Options{ProviderOptions: map[string]string{"client_id": "c", "secret": "s"}})
-	if err != nil || s.(*plaid).fetched.url != "https://production.plaid.com/webhook_verification_key/get" {
+	if err != nil || s.(*plaid).keys.fetched.(*plaidKeyFetcher).url != "https://production.plaid.com/webhook_verification_key/get" {
 		t.Fatalf("default environment: %v", err)
 	}
 }

@@ -41,7 +41,46 @@ type Preset struct {
 	Trust Trust `json:"trust"`
 	// Response is the body the provider expects for an accepted event, if any.
 	Response string `json:"response,omitempty"`
+	// Delivery is what the provider does with a delivery that fails.
+	Delivery Delivery `json:"delivery"`
+	// Checked says what the scheme was checked against: "sdk" (a request
+	// the provider's SDK signed or accepted), "vector" (a published
+	// example) or "docs" (signed per the documentation only). A test holds
+	// it to the fixtures.
+	Checked string `json:"checked"`
 }
+
+// Delivery is a provider's documented delivery behaviour: whether it
+// retries, how long it waits, and how to get an event sent again. Empty
+// fields are not documented.
+type Delivery struct {
+	// Retries says how the provider retries a failed delivery, in words;
+	// "none" when it never does.
+	Retries string `json:"retries"`
+	// RetryWindow is how long after the first attempt retries stop.
+	RetryWindow Span `json:"retry_window,omitempty"`
+	// Timeout is how long the provider waits for an answer.
+	Timeout Span `json:"timeout,omitempty"`
+	// Redeliver says how to ask for an event again (an API, the
+	// dashboard); empty when the provider cannot.
+	Redeliver string `json:"redeliver,omitempty"`
+	// IPRanges names the published egress ranges `allow_ips` knows for the
+	// provider.
+	IPRanges []string `json:"ip_ranges,omitempty"`
+	// Docs is where these facts are documented.
+	Docs string `json:"docs,omitempty"`
+}
+
+// Span is a duration written as Go writes one ("72h0m0s") in JSON.
+type Span time.Duration
+
+// MarshalJSON writes the span as a duration string.
+func (s Span) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + time.Duration(s).String() + `"`), nil
+}
+
+// String is the span as a duration.
+func (s Span) String() string { return time.Duration(s).String() }
 
 // Bespoke is a scheme a preset builds itself.
 type Bespoke struct {
@@ -206,7 +245,7 @@ type Signer interface {
 
 // standardWebhooks builds the Standard Webhooks scheme with a header prefix
 // ("webhook" or "svix"): id.timestamp.body, HMAC-SHA256, base64, whsec_ keys.
-func standardWebhooks(name, description, prefix, docs string) Preset {
+func standardWebhooks(name, description, prefix, docs, checked string) Preset {
 	return Preset{
 		Name:        name,
 		Description: description,
@@ -222,8 +261,9 @@ func standardWebhooks(name, description, prefix, docs string) Preset {
 			SecretEncoding:  "whsec",
 			Tolerance:       5 * time.Minute,
 		},
-		Docs:  docs,
-		Dedup: Dedup{Key: `headers["` + prefix + `-id"]`},
+		Docs:    docs,
+		Dedup:   Dedup{Key: `headers["` + prefix + `-id"]`},
+		Checked: checked,
 	}
 }
 
@@ -254,6 +294,7 @@ func init() {
 	register(
 		Preset{
 			Name:        "stripe",
+			Checked:     "sdk: stripe@23.1.0",
 			Description: "Stripe: Stripe-Signature t=…,v1=… over timestamp.body, HMAC-SHA256 hex; the whole whsec_ string is the key",
 			Spec: Spec{
 				Algorithm:    "hmac-sha256",
@@ -270,15 +311,16 @@ func init() {
 		},
 		Preset{
 			Name:        "github",
+			Checked:     "sdk: @octokit/webhooks-methods@6.0.0",
 			Description: "GitHub: X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex",
 			Spec:        githubSpec,
 			Docs:        "https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries",
 			Dedup:       Dedup{Key: `headers["x-github-delivery"]`},
 		},
 		standardWebhooks("standard-webhooks", "Standard Webhooks: webhook-id/-timestamp/-signature v1,… over id.timestamp.body, HMAC-SHA256 base64, whsec_ key", "webhook",
-			"https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md"),
+			"https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md", "sdk: standardwebhooks@1.1.1"),
 		standardWebhooks("svix", "Svix: svix-id/-timestamp/-signature v1,… over id.timestamp.body, HMAC-SHA256 base64, whsec_ key", "svix",
-			"https://docs.svix.com/receiving/verifying-payloads/how-manual"),
+			"https://docs.svix.com/receiving/verifying-payloads/how-manual", "sdk: svix@2.5.0"),
 	)
 }
 

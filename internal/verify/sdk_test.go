@@ -167,3 +167,45 @@ func cacheSNSCert(t *testing.T, f sdkFixture) {
 	}
 	snsCerts.put(m.SigningCertURL, cert, time.Now())
 }
+
+// TestCheckedNamesTheStrongestEvidence holds each preset's Checked to the
+// test data: "sdk: <package>@<version>" when a fixture was signed or
+// accepted by that SDK, "vector" when the strongest is a published example,
+// "docs" when requests were only signed per the documentation.
+func TestCheckedNamesTheStrongestEvidence(t *testing.T) {
+	sdks := map[string]map[string]bool{}
+	vector := map[string]bool{}
+	for _, f := range loadSDKFixtures(t) {
+		switch {
+		case strings.HasPrefix(f.SDK, "published"):
+			vector[f.Provider] = true
+		case strings.HasPrefix(f.SDK, "node:crypto per"), strings.HasPrefix(f.SDK, "per docs"):
+		default:
+			if sdks[f.Provider] == nil {
+				sdks[f.Provider] = map[string]bool{}
+			}
+			sdks[f.Provider][strings.TrimPrefix(f.SDK, "node:crypto checked by ")] = true
+		}
+	}
+	for _, v := range loadRequestVectors(t, "testdata/vectors_extra.json") {
+		vector[v.Preset] = true
+	}
+	for _, v := range publishedAsRequests(t) {
+		vector[v.Preset] = true
+	}
+	for _, p := range Presets() {
+		kind, pkg, _ := strings.Cut(p.Checked, ": ")
+		switch {
+		case len(sdks[p.Name]) > 0:
+			if kind != "sdk" || !sdks[p.Name][pkg] {
+				t.Errorf("%s: Checked %q, but fixtures were checked by %v", p.Name, p.Checked, sdks[p.Name])
+			}
+		case vector[p.Name]:
+			if p.Checked != "vector" {
+				t.Errorf("%s: Checked %q, but its strongest evidence is a published vector", p.Name, p.Checked)
+			}
+		case p.Checked != "docs":
+			t.Errorf("%s: Checked %q, but it is checked against its docs only", p.Name, p.Checked)
+		}
+	}
+}
