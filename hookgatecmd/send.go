@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -154,15 +155,57 @@ func runProviders(cmd *cobra.Command, _ []string) error {
 	return nil
 }
 
+func keysCommand() *cobra.Command {
+	newKeys := &cobra.Command{
+		Use:   "new --provider <name> [--json]",
+		Short: "Makes a test secret, or a key pair for a public-key scheme",
+		Long: `
+Prints a fresh secret for the provider's scheme: for a shared-secret scheme,
+one value for routes.yaml's secrets: and send --secret; for a public-key
+scheme, the public half for routes.yaml and the private half for
+'hookgate send --secret'. For trials and tests only: real keys come from the
+provider.`,
+		Args: args(cobra.NoArgs),
+		RunE: run(func(cmd *cobra.Command, _ []string) error {
+			name, _ := cmd.Flags().GetString("provider")
+			p, ok := verify.Lookup(name)
+			if !ok {
+				return exitWith(ExitNotFound, fmt.Errorf("unknown provider %q (close: %s)", name, strings.Join(verify.Suggest(name), ", ")))
+			}
+			secret, signing, err := verify.GenerateKeys(p)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
+				return json.NewEncoder(out).Encode(map[string]string{"secret": secret, "signing_key": signing})
+			}
+			if secret == signing {
+				fmt.Fprintf(out, "secret (routes.yaml secrets: and send --secret):\n%s\n", secret)
+				return nil
+			}
+			fmt.Fprintf(out, "public key (routes.yaml secrets:):\n%s\n\nprivate key (send --secret):\n%s\n", secret, signing)
+			return nil
+		}),
+	}
+	newKeys.Flags().String("provider", "", "preset name")
+	newKeys.Flags().Bool("json", false, "print {secret, signing_key} as JSON")
+	_ = newKeys.MarkFlagRequired("provider")
+	return group(&cobra.Command{Use: "keys", Short: "Makes test keys for a provider's scheme"}, newKeys)
+}
+
 func sendCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "send --provider <name> (--secret <s> --url <url> | --routes <routes.yaml> --source <name>) [--body <file>] [--header 'K: V']",
+		Use:   "send --provider <name> (--secret <s> | --secret-file <f> | --secret-env <VAR>) --url <url> | --routes <routes.yaml> --source <name>) [--body <file>] [--header 'K: V']",
 		Short: "Sends a correctly signed test event to a running gateway",
 		Long: `
 Signs a sample event (or the body you give) the way the provider does and
 POSTs it, as 'stripe trigger' does for Stripe. The secret and path can come
-from flags or from a source in routes.yaml; --gateway sets the base URL used
-with --routes (default http://localhost:8080).
+from flags or from a source in routes.yaml, whether it names a preset or
+declares its scheme in a verify: block; --gateway sets the base URL used
+with --routes (default http://localhost:8080). For a public-key scheme,
+'hookgate keys new --provider <name>' makes a test key pair: its public
+half goes in routes.yaml, the private half in --secret.
 
 Exits 1 unless the gateway answers 2xx.`,
 		Args: args(cobra.NoArgs),
@@ -170,18 +213,44 @@ Exits 1 unless the gateway answers 2xx.`,
 	}
 	cmd.Flags().String("provider", "", "preset name (hookgate providers lists them)")
 	cmd.Flags().String("secret", "", "signing secret (the private key for public-key schemes)")
+	cmd.Flags().String("secret-file", "", "read the signing secret from this file")
+	cmd.Flags().String("secret-env", "", "read the signing secret from this environment variable")
 	cmd.Flags().String("url", "", "full URL of the webhook endpoint")
 	addRoutesFlag(cmd)
 	cmd.Flags().String("source", "", "source name in routes.yaml")
 	cmd.Flags().String("gateway", "http://localhost:8080", "base URL of the gateway, with --routes")
 	cmd.Flags().String("body", "", "file with the body to send instead of a sample ('-' for stdin)")
 	cmd.Flags().StringArray("header", nil, "extra header 'Name: value' (repeatable)")
+	exclusive(cmd, "secret", "secret-file", "secret-env")
 	return cmd
 }
 
 // sendTarget is where send signs for and posts to.
 type sendTarget struct {
 	provider, secret, url string
+	// declared is the scheme of a source with a verify: block.
+	declared *verify.Preset
+}
+
+// secretFlag reads the secret from --secret, --secret-file or --secret-env.
+func secretFlag(cmd *cobra.Command) (string, error) {
+	fl := cmd.Flags()
+	if name, _ := fl.GetString("secret-env"); name != "" {
+		v, ok := os.LookupEnv(name)
+		if !ok || v == "" {
+			return "", usageError("--secret-env: %s is not set", name)
+		}
+		return v, nil
+	}
+	if path, _ := fl.GetString("secret-file"); path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return "", usageError("--secret-file: %v", err)
+		}
+		return strings.TrimRight(string(data), "\r\n"), nil
+	}
+	s, _ := fl.GetString("secret")
+	return s, nil
 }
 
 // target takes the provider, secret and URL from the flags, and what they
@@ -190,8 +259,11 @@ func target(cmd *cobra.Command) (sendTarget, error) {
 	fl := cmd.Flags()
 	var t sendTarget
 	t.provider, _ = fl.GetString("provider")
-	t.secret, _ = fl.GetString("secret")
 	t.url, _ = fl.GetString("url")
+	var err error
+	if t.secret, err = secretFlag(cmd); err != nil {
+		return t, err
+	}
 	if routes, _ := fl.GetString("routes"); routes != "" {
 		name, _ := fl.GetString("source")
 		src, err := sourceFromRoutes(routes, name)
@@ -201,9 +273,13 @@ func target(cmd *cobra.Command) (sendTarget, error) {
 		if t.provider == "" {
 			t.provider = src.Provider
 		}
+		if src.Verify != nil && t.provider == "" {
+			spec := src.Verify.Spec()
+			t.provider, t.declared = src.Name, &verify.Preset{Name: src.Name, Spec: spec}
+		}
 		if t.secret == "" {
-			if p, ok := verify.Lookup(t.provider); ok && p.Keys.Kind == verify.SecretPublicKey {
-				return t, usageError("provider %s verifies with a public key; pass the private key with --secret", t.provider)
+			if t.publicKey() {
+				return t, usageError("source %s verifies with a public key; pass the private key with --secret ('hookgate keys new --provider %s' makes a test pair)", name, t.provider)
 			}
 			if len(src.Secrets) == 0 {
 				return t, usageError("source %s has no secret configured; pass one with --secret", name)
@@ -221,14 +297,37 @@ func target(cmd *cobra.Command) (sendTarget, error) {
 	return t, nil
 }
 
+// publicKey reports whether the target's scheme verifies with a public key,
+// so the secret in routes.yaml cannot sign.
+func (t sendTarget) publicKey() bool {
+	if t.declared != nil {
+		return verify.Asymmetric(t.declared.Spec.Algorithm)
+	}
+	p, ok := verify.Lookup(t.provider)
+	return ok && p.Keys.Kind == verify.SecretPublicKey
+}
+
+// preset is the scheme send signs with: the named preset, or the source's
+// declared scheme.
+func (t sendTarget) preset() (verify.Preset, error) {
+	if t.declared != nil {
+		return *t.declared, nil
+	}
+	p, ok := verify.Lookup(t.provider)
+	if !ok {
+		return p, exitWith(ExitNotFound, fmt.Errorf("unknown provider %q (close: %s)", t.provider, strings.Join(verify.Suggest(t.provider), ", ")))
+	}
+	return p, nil
+}
+
 func runSend(cmd *cobra.Command, _ []string) error {
 	t, err := target(cmd)
 	if err != nil {
 		return err
 	}
-	preset, ok := verify.Lookup(t.provider)
-	if !ok {
-		return exitWith(ExitNotFound, fmt.Errorf("unknown provider %q (close: %s)", t.provider, strings.Join(verify.Suggest(t.provider), ", ")))
+	preset, err := t.preset()
+	if err != nil {
+		return err
 	}
 	now := time.Now()
 	sample, err := samples.Event(preset, t.secret, now)
@@ -281,7 +380,7 @@ func runSend(cmd *cobra.Command, _ []string) error {
 	return nil
 }
 
-// sourceFromRoutes finds a preset source in a routes file.
+// sourceFromRoutes finds a source in a routes file.
 func sourceFromRoutes(path, name string) (*config.Source, error) {
 	cfg, err := config.Load(path, caddymodule.PlaceholderOptions(caddy.NewReplacer()))
 	if err != nil {
@@ -290,9 +389,6 @@ func sourceFromRoutes(path, name string) (*config.Source, error) {
 	var names []string
 	for _, s := range cfg.Sources {
 		if s.Name == name {
-			if s.Provider == "" {
-				return nil, usageError("source %s uses a declarative scheme; send needs a preset", name)
-			}
 			return s, nil
 		}
 		names = append(names, s.Name)

@@ -14,7 +14,7 @@ import (
 // parent and keeps its parsed flags, so each tree gets its own.
 func subcommands() []*cobra.Command {
 	return []*cobra.Command{
-		validateRoutesCommand(), routeCommand(), sendCommand(), providersCommand(),
+		validateRoutesCommand(), routeCommand(), sendCommand(), providersCommand(), keysCommand(),
 		eventsCommand(), replayCommand(), statsCommand(), upstreamsCommand(), secretsCommand(),
 		backupCommand(), inspectCommand(), compactCommand(), migrateCommand(),
 	}

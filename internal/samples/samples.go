@@ -98,12 +98,26 @@ func (in Input) RFC3339() string { return in.Now.UTC().Format(time.RFC3339) }
 
 // Event returns a fresh test event for the preset, signed inside the body
 // where the provider signs there.
+// A scheme declared in routes.yaml (no kit, no bespoke code) gets a generic
+// JSON event.
 func Event(p verify.Preset, key string, now time.Time) (Sample, error) {
+	in := Input{ID: randomHex(12), Object: randomHex(12), Now: now, Key: key}
 	k, ok := kits[p.Name]
-	if !ok {
-		return Sample{}, fmt.Errorf("no sample event for provider %q", p.Name)
+	switch {
+	case ok:
+		return k.New(in)
+	case p.Bespoke.Build == nil:
+		return declared(in)
 	}
-	return k.New(Input{ID: randomHex(12), Object: randomHex(12), Now: now, Key: key})
+	return Sample{}, fmt.Errorf("no sample event for provider %q", p.Name)
+}
+
+// declared is the sample of a scheme declared in routes.yaml: an event with
+// an id, a type and a time, its id also the message id a spec may sign.
+func declared(in Input) (Sample, error) {
+	s, err := jsonSample(obj{"id": "evt_" + in.ID, "type": "hookgate.test", "created_at": in.RFC3339(), "data": obj{"object": in.Object}})
+	s.ID = "msg_" + in.ID
+	return s, err
 }
 
 // Of builds the preset's sample for a given input: a chosen object, step

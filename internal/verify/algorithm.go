@@ -97,3 +97,10 @@ func Algorithms() []string {
 	sort.Strings(names)
 	return names
 }
+
+// Asymmetric reports whether a spec algorithm verifies with a public key,
+// so that what a source configures cannot sign.
+func Asymmetric(name string) bool {
+	def, err := lookupAlgorithm(name)
+	return err == nil && def.maxCandidates == maxAsymmetricCandidates
+}
