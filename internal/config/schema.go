@@ -592,14 +592,16 @@ type VerifySpec struct {
 	// does not.
 	TimestampHeader string `json:"timestamp_header,omitzero" yaml:"timestamp_header,omitempty"`
 	// TimestampUnit is how the timestamp is written: Unix seconds,
-	// milliseconds, or an RFC 3339 time. Default s.
-	TimestampUnit string `json:"timestamp_unit,omitzero" yaml:"timestamp_unit,omitempty" enum:"s,ms,rfc3339"`
+	// milliseconds, an RFC 3339 time, or iso8601 (RFC 3339, UTC when no
+	// zone is written). Default s.
+	TimestampUnit string `json:"timestamp_unit,omitzero" yaml:"timestamp_unit,omitempty" enum:"s,ms,rfc3339,iso8601"`
 	// IDHeader carries the message id for {id}.
 	IDHeader string `json:"id_header,omitzero" yaml:"id_header,omitempty"`
 	// SecretEncoding says how key bytes come from a secret: as written,
-	// base64, hex, Standard Webhooks' whsec_ and whpk_, or a base64 DER
-	// public key. Default raw.
-	SecretEncoding string `json:"secret_encoding,omitzero" yaml:"secret_encoding,omitempty" enum:"raw,base64,hex,whsec,whpk,der-base64"`
+	// base64, hex, Standard Webhooks' whsec_ and whpk_, whsec-or-raw (a
+	// whsec_ secret tried decoded and as written, as Polar's older secrets
+	// are used), or a base64 DER public key. Default raw.
+	SecretEncoding string `json:"secret_encoding,omitzero" yaml:"secret_encoding,omitempty" enum:"raw,base64,hex,whsec,whsec-or-raw,whpk,der-base64"`
 	// Format is how the provider encodes bodies, which is how rules and
 	// dedup keys read them (never by the request's Content-Type). Default
 	// either.

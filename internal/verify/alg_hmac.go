@@ -2,6 +2,7 @@ package verify
 
 import (
 	"crypto/hmac"
+	"crypto/md5"
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
@@ -24,6 +25,9 @@ func init() {
 		{[]string{"hmac-sha256", "sha256", ""}, sha256.New},
 		{[]string{"hmac-sha1", "sha1"}, sha1.New},
 		{[]string{"hmac-sha512", "sha512"}, sha512.New},
+		// Still used by some providers (Patreon); HMAC-MD5 has no known
+		// forgery, unlike MD5 alone.
+		{[]string{"hmac-md5", "md5"}, md5.New},
 	} {
 		newHash := h.newHash
 		registerAlgorithm(algorithmDef{

@@ -65,6 +65,7 @@ func init() {
 			// python-slack-sdk rejects timestamps more than 5 minutes away in
 			// either direction; bolt-js only old ones. Both directions here.
 			Name:        "slack",
+			Delivery:    Delivery{Retries: "no 2xx within 3s: up to 3 retries, nearly immediately, after 1 minute, after 5 minutes", RetryWindow: Span(6 * time.Minute), Timeout: Span(3 * time.Second), Docs: "https://docs.slack.dev/apis/events-api/"},
 			Checked:     "sdk: @slack/bolt@5.1.0",
 			Description: "Slack: X-Slack-Signature v0=… over v0:timestamp:body, HMAC-SHA256 hex",
 			Spec: Spec{
@@ -79,6 +80,7 @@ func init() {
 		},
 		Preset{
 			Name:        "shopify",
+			Delivery:    Delivery{Retries: "failed delivery (non-2xx or >5s) retried 8 times over 4 hours, exponential backoff", RetryWindow: Span(4 * time.Hour), Timeout: Span(5 * time.Second), Docs: "https://shopify.dev/docs/apps/build/webhooks/troubleshooting-webhooks"},
 			Checked:     "sdk: @shopify/shopify-api@15.0.0",
 			Description: "Shopify webhooks: X-Shopify-Hmac-Sha256 over the body, HMAC-SHA256 base64 (app client secret)",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-Shopify-Hmac-Sha256", Encoding: "base64"},
@@ -98,6 +100,7 @@ func init() {
 		},
 		Preset{
 			Name:        "twilio",
+			Delivery:    Delivery{Retries: "default 1 retry on connect failure (#rc=0..5 URL fragment), all within 15s total (#tt)", RetryWindow: Span(15 * time.Second), Timeout: Span(15 * time.Second), Docs: "https://www.twilio.com/docs/usage/webhooks/webhooks-connection-overrides"},
 			Checked:     "sdk: twilio@6.3.1",
 			Description: "Twilio: X-Twilio-Signature, HMAC-SHA1 base64 over the URL and sorted form parameters, or the URL with bodySHA256 for JSON",
 			// Forms, or JSON covered by bodySHA256.
@@ -114,6 +117,7 @@ func init() {
 		},
 		Preset{
 			Name:        "sendgrid",
+			Delivery:    Delivery{Retries: "non-2xx: POST retried at increasing intervals for up to 24h after the event", RetryWindow: Span(24 * time.Hour), Docs: "https://docs.sendgrid.com/for-developers/tracking-events/troubleshooting"},
 			Checked:     "sdk: @sendgrid/eventwebhook@8.0.0",
 			Description: "SendGrid Event Webhook: ECDSA P-256 over timestamp+body, base64 DER; secrets are base64 DER public keys",
 			Spec: Spec{
@@ -132,6 +136,7 @@ func init() {
 		},
 		Preset{
 			Name:        "discord",
+			Delivery:    Delivery{Retries: "none: no initial response within 3s invalidates the interaction token; no retry", Timeout: Span(3 * time.Second), Docs: "https://discord.com/developers/docs/interactions/receiving-and-responding"},
 			Checked:     "sdk: discord-interactions@4.4.0",
 			Description: "Discord interactions: X-Signature-Ed25519 over timestamp+body, Ed25519 hex; secrets are hex public keys; PING answered",
 			Spec: Spec{
@@ -149,6 +154,7 @@ func init() {
 		},
 		Preset{
 			Name:        "discord-events",
+			Delivery:    Delivery{Retries: "no 204 within 3s: retried several times, exponential backoff, for up to 10 minutes", RetryWindow: Span(10 * time.Minute), Timeout: Span(3 * time.Second), Docs: "https://discord.com/developers/docs/events/webhook-events"},
 			Checked:     "sdk: discord-interactions@4.4.0",
 			Description: "Discord webhook events: X-Signature-Ed25519 over timestamp+body, Ed25519 hex; PING (type 0) answered 204",
 			Spec: Spec{
@@ -165,6 +171,7 @@ func init() {
 		},
 		Preset{
 			Name:        "square",
+			Delivery:    Delivery{Retries: "non-2xx or >10s: retried up to 72h; 1, 2, 4, 8, 16, 32 min, then hourly", RetryWindow: Span(72 * time.Hour), Timeout: Span(10 * time.Second), IPRanges: []string{"square", "square-sandbox"}, Docs: "https://developer.squareup.com/docs/webhooks-api/delivery-sla"},
 			Checked:     "sdk: square@46.0.0",
 			Description: "Square: x-square-hmacsha256-signature over notification URL + body, HMAC-SHA256 base64 (set public_url)",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "x-square-hmacsha256-signature", Encoding: "base64", Content: "{url}{body}"},
@@ -180,6 +187,7 @@ func init() {
 			// The SDK keeps only the last h1; any h1 may match here, as the
 			// docs describe. 5 s tolerance as in the SDK and docs.
 			Name:        "paddle",
+			Delivery:    Delivery{Retries: "live: up to 60 retries over 3 days, exponential backoff; sandbox: 3 within 15 min", RetryWindow: Span(72 * time.Hour), Timeout: Span(5 * time.Second), Redeliver: "REST POST /notifications/{notification_id}/replay (delivered or failed notifications)", IPRanges: []string{"paddle", "paddle-sandbox"}, Docs: "https://developer.paddle.com/webhooks/respond-to-webhooks"},
 			Checked:     "sdk: @paddle/paddle-node-sdk@3.10.0",
 			Description: "Paddle Billing: Paddle-Signature ts=…;h1=… over ts:body, HMAC-SHA256 hex",
 			Spec: Spec{
@@ -193,6 +201,7 @@ func init() {
 			// Zoom's own code hashes re-serialized JSON; Hookgate verifies the
 			// raw bytes as the docs say, which is identical for Zoom's compact JSON.
 			Name:        "zoom",
+			Delivery:    Delivery{Retries: "no 200/204 within 3s: 3 retries, 5 min, then 20 min, then 60 min after the previous", RetryWindow: Span(1*time.Hour + 25*time.Minute), Timeout: Span(3 * time.Second), Docs: "https://developers.zoom.us/blog/webhook-delays"},
 			Checked:     "sdk: @zoom/rivet@0.4.0",
 			Description: "Zoom: x-zm-signature v0=… over v0:timestamp:body, HMAC-SHA256 hex; endpoint.url_validation answered",
 			Spec: Spec{
@@ -207,6 +216,7 @@ func init() {
 		},
 		Preset{
 			Name:        "linear",
+			Delivery:    Delivery{Retries: "failure (down, >5s, non-200): max 3 retries, after 1 minute, 1 hour, then 6 hours", RetryWindow: Span(7*time.Hour + 1*time.Minute), Timeout: Span(5 * time.Second), Docs: "https://linear.app/developers/webhooks"},
 			Checked:     "sdk: @linear/sdk@98.0.0",
 			Description: "Linear: Linear-Signature over the body, HMAC-SHA256 hex; webhookTimestamp (ms) in the body within 60 s",
 			Docs:        "https://linear.app/developers/webhooks#securing-webhooks",
@@ -229,6 +239,7 @@ func init() {
 		},
 		Preset{
 			Name:        "intercom",
+			Delivery:    Delivery{Retries: "retry schedule not documented; 15-min pause after 1000 errors, suspended after 7 days", Docs: "https://developers.intercom.com/docs/webhooks/webhook-notifications"},
 			Checked:     "docs",
 			Description: "Intercom: X-Hub-Signature sha1=… over the body, HMAC-SHA1 hex (app client secret); HEAD check answered",
 			Spec:        hubSignature("X-Hub-Signature", "sha1=", "hmac-sha1"),
@@ -238,6 +249,7 @@ func init() {
 		},
 		Preset{
 			Name:        "mailgun",
+			Delivery:    Delivery{Retries: "non-200 (406 = reject, no retry): retried for 8h at 5m, 10m, 15m, 1h, 2h, 4h", RetryWindow: Span(8 * time.Hour), Docs: "https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/webhook-retries"},
 			Checked:     "docs",
 			Description: "Mailgun: signature.{timestamp,token,signature} in the JSON body, HMAC-SHA256 hex of timestamp+token",
 			Docs:        "https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks",
@@ -260,6 +272,7 @@ func init() {
 		},
 		Preset{
 			Name:        "bitbucket",
+			Delivery:    Delivery{Retries: "only 5xx responses are resent, up to two more times (no stated delay)", Timeout: Span(10 * time.Second), Docs: "https://support.atlassian.com/bitbucket-cloud/docs/troubleshoot-webhooks/"},
 			Checked:     "docs",
 			Description: "Bitbucket Cloud: X-Hub-Signature sha256=… over the body, HMAC-SHA256 hex",
 			Spec:        hubSignature("X-Hub-Signature", "sha256=", "hmac-sha256"),
@@ -268,6 +281,7 @@ func init() {
 		},
 		Preset{
 			Name:        "gitlab",
+			Delivery:    Delivery{Retries: "no automatic retry schedule documented; hook auto-disabled after 4 consecutive failures", Timeout: Span(10 * time.Second), Redeliver: "UI \"Resend Request\" in Recent events (last 2 days); REST POST /projects/:id/hooks/:hook_id/events/:hook_event_id/resend", Docs: "https://docs.gitlab.com/user/project/integrations/webhooks/"},
 			Checked:     "docs",
 			Description: "GitLab: X-Gitlab-Token equal to the secret token (compared in constant time)",
 			Spec:        Spec{Algorithm: "token", Header: "X-Gitlab-Token"},
@@ -281,6 +295,7 @@ func init() {
 		},
 		Preset{
 			Name:        "twitch",
+			Delivery:    Delivery{Retries: "resends when unsure of delivery (at-least-once); schedule not documented", Docs: "https://dev.twitch.tv/docs/eventsub/handling-webhook-events/"},
 			Checked:     "docs",
 			Description: "Twitch EventSub: Twitch-Eventsub-Message-Signature sha256=… over id+timestamp+body, HMAC-SHA256 hex; callback verification answered",
 			Spec: Spec{
@@ -294,6 +309,7 @@ func init() {
 		},
 		Preset{
 			Name:        "typeform",
+			Delivery:    Delivery{Retries: "429/408/503/423: every 2-3 min for 10h; other errors backoff; 404/410 disable hook", RetryWindow: Span(10 * time.Hour), Timeout: Span(30 * time.Second), Docs: "https://www.typeform.com/developers/webhooks/"},
 			Checked:     "docs",
 			Description: "Typeform: Typeform-Signature sha256=… over the body, HMAC-SHA256 base64",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "Typeform-Signature", Prefix: "sha256=", Encoding: "base64"},
@@ -302,6 +318,7 @@ func init() {
 		},
 		Preset{
 			Name:        "calendly",
+			Delivery:    Delivery{Retries: "on 3xx/4xx/5xx retries with exponential backoff for 24h; then webhook disabled", RetryWindow: Span(24 * time.Hour), Docs: "https://developer.calendly.com/api-docs/overview/webhooks/webhook-errors"},
 			Checked:     "docs",
 			Description: "Calendly: Calendly-Webhook-Signature t=…,v1=… over t.body, HMAC-SHA256 hex",
 			Spec:        timestampedPairs("Calendly-Webhook-Signature", 3*time.Minute),
@@ -310,6 +327,7 @@ func init() {
 		},
 		Preset{
 			Name:        "hubspot-v1",
+			Delivery:    Delivery{Retries: "up to 10 retries spread over the next 24h (connect fail, >5s, 4xx/5xx), randomized", RetryWindow: Span(24 * time.Hour), Timeout: Span(5 * time.Second), Docs: "https://developers.hubspot.com/docs/api/webhooks"},
 			Checked:     "sdk: @hubspot/api-client@14.0.1",
 			Description: "HubSpot v1: X-HubSpot-Signature, SHA-256 (a plain hash, not an HMAC) of client secret + body, hex",
 			Spec:        Spec{Algorithm: "hash-sha256", Header: "X-HubSpot-Signature", Encoding: "hex", Content: "{secret}{body}"},
@@ -318,6 +336,7 @@ func init() {
 		},
 		Preset{
 			Name:        "hubspot-v2",
+			Delivery:    Delivery{Retries: "up to 10 retries spread over the next 24h (connect fail, >5s, 4xx/5xx), randomized", RetryWindow: Span(24 * time.Hour), Timeout: Span(5 * time.Second), Docs: "https://developers.hubspot.com/docs/api/webhooks"},
 			Checked:     "sdk: @hubspot/api-client@14.0.1",
 			Description: "HubSpot v2: X-HubSpot-Signature, SHA-256 of client secret + method + URL + body, hex (set public_url)",
 			Spec:        Spec{Algorithm: "hash-sha256", Header: "X-HubSpot-Signature", Encoding: "hex", Content: "{secret}{method}{url}{body}"},
@@ -327,6 +346,7 @@ func init() {
 			// HubSpot's docs decode some %xx in the URI; its SDKs sign the URL
 			// as called, which is what Hookgate does.
 			Name:        "hubspot-v3",
+			Delivery:    Delivery{Retries: "up to 10 retries spread over the next 24h (connect fail, >5s, 4xx/5xx), randomized", RetryWindow: Span(24 * time.Hour), Timeout: Span(5 * time.Second), Docs: "https://developers.hubspot.com/docs/api/webhooks"},
 			Checked:     "sdk: @hubspot/api-client@14.0.1",
 			Description: "HubSpot v3: X-HubSpot-Signature-v3 over method+URL+body+timestamp, HMAC-SHA256 base64; ms timestamp within 5 min (set public_url)",
 			Spec: Spec{
@@ -339,6 +359,7 @@ func init() {
 		},
 		Preset{
 			Name:        "adyen",
+			Delivery:    Delivery{Retries: "3 quick retries (9s/18s/27s), then retry queue at 2m..8h intervals for up to 30 days", RetryWindow: Span(720 * time.Hour), Timeout: Span(10 * time.Second), Redeliver: "Customer Area: Developers > Webhooks > endpoint > Troubleshoot, \"Retry\" (or \"Ignore notification\") per queued message", Docs: "https://docs.adyen.com/development-resources/webhooks/troubleshoot"},
 			Checked:     "sdk: @adyen/api-library@32.1.0",
 			Description: "Adyen: additionalData.hmacSignature of every notification item, HMAC-SHA256 base64 under the hex HMAC key",
 			Response:    "[accepted]",
@@ -365,6 +386,7 @@ func init() {
 		},
 		Preset{
 			Name:        "vercel",
+			Delivery:    Delivery{Retries: "retry behaviour not documented", Docs: "https://vercel.com/docs/webhooks"},
 			Checked:     "docs",
 			Description: "Vercel: x-vercel-signature over the body, HMAC-SHA1 hex",
 			Spec:        Spec{Algorithm: "hmac-sha1", Header: "x-vercel-signature", Encoding: "hex"},
@@ -373,6 +395,7 @@ func init() {
 		},
 		Preset{
 			Name:        "sentry",
+			Delivery:    Delivery{Retries: "no retry documented; 1000 timeouts within 24h unsubscribes the webhook", Timeout: Span(1 * time.Second), IPRanges: []string{"sentry"}, Docs: "https://docs.sentry.io/organization/integrations/integration-platform/webhooks/"},
 			Checked:     "docs",
 			Description: "Sentry integrations: Sentry-Hook-Signature over the body, HMAC-SHA256 hex (client secret)",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "Sentry-Hook-Signature", Encoding: "hex"},
@@ -381,6 +404,7 @@ func init() {
 		},
 		Preset{
 			Name:        "postmark",
+			Delivery:    Delivery{Retries: "inbound hook: 10 retries over ~10.5h (1m, 5m, 10m x3, 15m, 30m, 1h, 2h, 6h); 403 stops", RetryWindow: Span(10*time.Hour + 30*time.Minute), Redeliver: "UI: retry a failed inbound message (Inbound Error) from the Postmark account", Docs: "https://postmarkapp.com/support/article/understanding-inbound-webhook-retries-in-postmark"},
 			Checked:     "docs",
 			Description: "Postmark: HTTP basic auth from the webhook URL; secrets are \"user:password\"",
 			Spec:        Spec{Algorithm: "basic", Header: "Authorization"},
@@ -407,6 +431,7 @@ func init() {
 		},
 		Preset{
 			Name:        "woocommerce",
+			Delivery:    Delivery{Retries: "none: sent once; webhook disabled after more than 5 consecutive failures", Timeout: Span(1 * time.Minute), Docs: "https://github.com/woocommerce/woocommerce/blob/trunk/plugins/woocommerce/includes/class-wc-webhook.php"},
 			Checked:     "docs",
 			Description: "WooCommerce: X-WC-Webhook-Signature over the body, HMAC-SHA256 base64; the unsigned creation ping answered",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-WC-Webhook-Signature", Encoding: "base64"},
@@ -418,6 +443,7 @@ func init() {
 		},
 		Preset{
 			Name:        "mux",
+			Delivery:    Delivery{Retries: "non-2xx: retried for the next 24 hours with increasing delays", RetryWindow: Span(24 * time.Hour), Timeout: Span(5 * time.Second), Docs: "https://www.mux.com/docs/core/listen-for-webhooks"},
 			Checked:     "sdk: @mux/mux-node@15.3.0",
 			Description: "Mux: Mux-Signature t=…,v1=… over t.body, HMAC-SHA256 hex",
 			Spec:        timestampedPairs("Mux-Signature", 5*time.Minute),
@@ -426,6 +452,7 @@ func init() {
 		},
 		Preset{
 			Name:        "lemonsqueezy",
+			Delivery:    Delivery{Retries: "non-200: up to 3 more retries, exponential backoff (e.g. 5s, 25s, 125s), then failed", RetryWindow: Span(2*time.Minute + 35*time.Second), Docs: "https://docs.lemonsqueezy.com/help/webhooks/webhook-requests"},
 			Checked:     "docs",
 			Description: "Lemon Squeezy: X-Signature over the body, HMAC-SHA256 hex",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-Signature", Encoding: "hex"},
@@ -435,6 +462,7 @@ func init() {
 		},
 		Preset{
 			Name:        "coinbase-commerce",
+			Delivery:    Delivery{Retries: "no 200 ack: exponential backoff for up to three days, max retry interval 1 hour", RetryWindow: Span(72 * time.Hour), Docs: "https://docs.cdp.coinbase.com/commerce/api-arcitecture/webhooks-overview"},
 			Checked:     "sdk: coinbase-commerce-node@1.0.4",
 			Description: "Coinbase Commerce: X-CC-Webhook-Signature over the body, HMAC-SHA256 hex",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-CC-Webhook-Signature", Encoding: "hex"},
@@ -443,6 +471,7 @@ func init() {
 		},
 		Preset{
 			Name:        "contentful",
+			Delivery:    Delivery{Retries: "default: up to 2 more attempts 30s apart (3 in ~1 min); EAP maxRetries up to 99 (~24h)", RetryWindow: Span(1 * time.Minute), Docs: "https://www.contentful.com/developers/docs/webhooks/retry-policy/"},
 			Checked:     "sdk: @contentful/node-apps-toolkit@3.16.1",
 			Description: "Contentful signed requests: x-contentful-signature over method, path, signed headers and body, HMAC-SHA256 hex; ms timestamp within 30 s",
 			Docs:        "https://www.contentful.com/developers/docs/webhooks/request-verification/",
@@ -462,6 +491,7 @@ func init() {
 		},
 		Preset{
 			Name:        "jira",
+			Delivery:    Delivery{Retries: "retries on 408/409/425/429/5xx, connect failure or timeout; may arrive up to ~30 min late", RetryWindow: Span(30 * time.Minute), Docs: "https://developer.atlassian.com/cloud/jira/platform/webhooks/#retry-policy"},
 			Checked:     "docs",
 			Description: "Jira Cloud admin webhooks: X-Hub-Signature sha256=… over the body, HMAC-SHA256 hex",
 			Spec:        hubSignature("X-Hub-Signature", "sha256=", "hmac-sha256"),
@@ -470,6 +500,7 @@ func init() {
 		},
 		Preset{
 			Name:        "asana",
+			Delivery:    Delivery{Retries: "no 2xx within 10s: Asana tries to resend for up to 24 hours, then gives up", RetryWindow: Span(24 * time.Hour), Timeout: Span(10 * time.Second), Docs: "https://developers.asana.com/docs/webhooks-guide"},
 			Checked:     "docs",
 			Description: "Asana: X-Hook-Signature over the body, HMAC-SHA256 hex, under the secret from the X-Hook-Secret handshake",
 			Handshakes:  []*Handshake{asanaHookSecret},
@@ -488,6 +519,7 @@ func init() {
 		},
 		Preset{
 			Name:        "okta",
+			Delivery:    Delivery{Retries: "at most one retry (5xx/timeout); 4xx responses are never retried", Timeout: Span(3 * time.Second), Docs: "https://developer.okta.com/docs/concepts/event-hooks/"},
 			Checked:     "docs",
 			Description: "Okta event hooks: Authorization header equal to the secret; one-time verification answered",
 			Spec:        Spec{Algorithm: "token", Header: "Authorization"},
@@ -506,6 +538,7 @@ func init() {
 		},
 		Preset{
 			Name:        "microsoft-graph",
+			Delivery:    Delivery{Retries: "no 2xx within 3s: resent multiple times (exponential backoff) for up to 4h, then dropped", RetryWindow: Span(4 * time.Hour), Timeout: Span(3 * time.Second), Docs: "https://learn.microsoft.com/en-us/graph/change-notifications-delivery-webhooks"},
 			Checked:     "docs",
 			Description: "Microsoft Graph change notifications: clientState of every notification equal to the secret; validationToken answered",
 			Handshakes:  []*Handshake{graphValidation},
@@ -526,6 +559,7 @@ func init() {
 		},
 		Preset{
 			Name:        "meta",
+			Delivery:    Delivery{Retries: "retry immediately, then a few more times with decreasing frequency over 36 hours", RetryWindow: Span(36 * time.Hour), Docs: "https://developers.facebook.com/docs/graph-api/webhooks/getting-started"},
 			Checked:     "docs",
 			Description: "Meta (Facebook, Instagram, Messenger): X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex (app secret); hub.challenge answered",
 			Spec:        hubSignature("X-Hub-Signature-256", "sha256=", "hmac-sha256"),
@@ -534,6 +568,7 @@ func init() {
 		},
 		Preset{
 			Name:        "whatsapp",
+			Delivery:    Delivery{Retries: "non-200 or undeliverable: retried with decreasing frequency for up to 7 days", RetryWindow: Span(168 * time.Hour), Docs: "https://developers.facebook.com/docs/whatsapp/cloud-api/guides/set-up-webhooks"},
 			Checked:     "docs",
 			Description: "WhatsApp Cloud API: X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex (app secret); hub.challenge answered",
 			Spec:        hubSignature("X-Hub-Signature-256", "sha256=", "hmac-sha256"),
@@ -547,6 +582,7 @@ func init() {
 		},
 		Preset{
 			Name:        "pagerduty",
+			Delivery:    Delivery{Retries: "timeout/5xx/429/connect/DNS errors retried periodically for up to 48h; 4xx dropped", RetryWindow: Span(48 * time.Hour), Timeout: Span(5 * time.Second), IPRanges: []string{"pagerduty"}, Docs: "https://developer.pagerduty.com/docs/webhooks/webhook-behavior"},
 			Checked:     "docs",
 			Description: "PagerDuty v3: X-PagerDuty-Signature v1=…[,v1=…] over the body, HMAC-SHA256 hex (one value per active secret)",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "X-PagerDuty-Signature", Separator: ",", Prefix: "v1=", Encoding: "hex"},
@@ -557,6 +593,7 @@ func init() {
 			// SNS signs every topic with the same certificate: a source is
 			// bound to its topics, or anyone's SNS topic would pass.
 			Name:        "aws-sns",
+			Delivery:    Delivery{Retries: "default HTTP/S policy: 3 retries 20s apart; custom delivery policy, max 3600s total", RetryWindow: Span(1 * time.Minute), Docs: "https://docs.aws.amazon.com/sns/latest/dg/sns-message-delivery-retries.html"},
 			Checked:     "sdk: sns-validator@0.3.5",
 			Description: "Amazon SNS HTTP(S): RSA signature (SignatureVersion 1 SHA1, 2 SHA256) in the JSON body, certificate fetched from an SNS host; secrets are the accepted TopicArns; subscriptions confirmed",
 			Handshakes:  []*Handshake{snsConfirmation},
@@ -583,6 +620,7 @@ func init() {
 		},
 		Preset{
 			Name:        "x",
+			Delivery:    Delivery{Retries: "enterprise tier only: non-200 or no reply in 3s, up to 3 retries over 5 minutes", RetryWindow: Span(5 * time.Minute), Timeout: Span(3 * time.Second), Redeliver: "Account Activity Replay API POST /2/account_activity/replay/webhooks/{webhook_id}/subscriptions/all (events up to 5 days old)", Docs: "https://developer.x.com/en/docs/x-api/enterprise/account-activity-api/guides/activity-retries"},
 			Checked:     "docs",
 			Description: "X (Twitter) Account Activity API: x-twitter-webhooks-signature sha256=… over the body, HMAC-SHA256 base64 (consumer secret); CRC answered",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "x-twitter-webhooks-signature", Prefix: "sha256=", Encoding: "base64"},
@@ -596,6 +634,7 @@ func init() {
 		},
 		Preset{
 			Name:        "plaid",
+			Delivery:    Delivery{Retries: "non-200 or no reply in 10s: retried up to 24h, delay starts 30s and grows 4x each", RetryWindow: Span(24 * time.Hour), Timeout: Span(10 * time.Second), Docs: "https://plaid.com/docs/api/webhooks/"},
 			Checked:     "vector",
 			Description: "Plaid: Plaid-Verification JWT (ES256) whose request_body_sha256 claim is the body's SHA-256; secrets are JWK public keys",
 			Docs:        "https://plaid.com/docs/api/webhooks/webhook-verification/",

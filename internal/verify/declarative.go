@@ -26,7 +26,8 @@ type Spec struct {
 	Header string `json:"header"`
 	// Prefix precedes each signature value ("sha256=", "v1,", "Bearer ").
 	Prefix string `json:"prefix,omitempty"`
-	// Separator splits a header holding several signatures (" " for Standard Webhooks).
+	// Separator splits a header holding several signatures (" " for
+	// Standard Webhooks), or with SignatureKey, several sets of pairs.
 	Separator string `json:"separator,omitempty"`
 	// SignatureKey switches to key=value pairs ("t=1,v1=abc"): the key whose values are signatures.
 	SignatureKey string `json:"signature_key,omitempty"`
@@ -41,12 +42,14 @@ type Spec struct {
 	Content string `json:"content,omitempty"`
 	// TimestampHeader carries the timestamp when it is not in the signature header.
 	TimestampHeader string `json:"timestamp_header,omitempty"`
-	// TimestampUnit is s (default), ms or rfc3339.
+	// TimestampUnit is s (default), ms, rfc3339, or iso8601 (RFC 3339,
+	// UTC when it names no zone).
 	TimestampUnit string `json:"timestamp_unit,omitempty"`
 	// IDHeader carries the message id for {id}.
 	IDHeader string `json:"id_header,omitempty"`
 	// SecretEncoding says how key bytes come from a secret: raw (default),
-	// base64, hex, whsec (Standard Webhooks secret), whpk (Standard Webhooks
+	// base64, hex, whsec (Standard Webhooks secret), whsec-or-raw (a whsec_
+	// secret tried decoded and as its raw bytes), whpk (Standard Webhooks
 	// public key), der-base64 (a base64 DER public key).
 	SecretEncoding string `json:"secret_encoding,omitempty"`
 	// Tolerance is the largest accepted distance between the timestamp and now; zero disables the check.
@@ -317,13 +320,36 @@ func (d *Declarative) setTimestampUnit(unit string) error {
 			return t, err == nil
 		}
 		d.tsFormat = func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+	case "iso8601":
+		d.tsParse = func(s string) (time.Time, bool) {
+			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				return t, true
+			}
+			t, err := time.Parse("2006-01-02T15:04:05.999999999", s)
+			return t, err == nil
+		}
+		d.tsFormat = func(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000") }
 	default:
-		return fmt.Errorf("unknown timestamp_unit %q (use s, ms or rfc3339)", unit)
+		return fmt.Errorf("unknown timestamp_unit %q (use s, ms, rfc3339 or iso8601)", unit)
 	}
 	return nil
 }
 
-func (d *Declarative) addKey(secret string) error { return d.alg.addKey(secret, d.spec.SecretEncoding) }
+func (d *Declarative) addKey(secret string) error {
+	if d.spec.SecretEncoding == "whsec-or-raw" {
+		// Some Standard Webhooks senders (Polar's secrets from before
+		// 2026-09-08, Whop) MAC with the secret's own bytes; the rest
+		// decode it. Both keys come from the secret alone.
+		if err := d.alg.addKey(secret, "raw"); err != nil {
+			return err
+		}
+		if _, err := DecodeSecret("whsec", secret); err == nil {
+			return d.alg.addKey(secret, "whsec")
+		}
+		return nil
+	}
+	return d.alg.addKey(secret, d.spec.SecretEncoding)
+}
 
 func parseUnix(perSecond int64) func(string) (time.Time, bool) {
 	return func(s string) (time.Time, bool) {
@@ -341,7 +367,7 @@ func parseUnix(perSecond int64) func(string) (time.Time, bool) {
 // DecodeSecret turns a configured secret into key bytes.
 func DecodeSecret(encoding, secret string) ([]byte, error) {
 	switch encoding {
-	case "", "raw", "utf8":
+	case "", "raw", "utf8", "whsec-or-raw":
 		return []byte(secret), nil
 	case "base64":
 		return decodeBase64(secret)
@@ -366,7 +392,7 @@ func DecodeSecret(encoding, secret string) ([]byte, error) {
 		}
 		return key, nil
 	default:
-		return nil, fmt.Errorf("unknown secret_encoding %q (use raw, base64, hex, whsec, whpk or der-base64)", encoding)
+		return nil, fmt.Errorf("unknown secret_encoding %q (use raw, base64, hex, whsec, whsec-or-raw, whpk or der-base64)", encoding)
 	}
 }
 
@@ -478,6 +504,11 @@ func (d *Declarative) parseHeader(values []string, p *signed) error {
 			sep := d.spec.PairSeparator
 			if sep == "" {
 				sep = ","
+			}
+			// Separator, when set, splits the header into sets of pairs
+			// (Persona's "t=…,v1=… t=…,v1=…" during a rotation).
+			if d.spec.Separator != "" {
+				v = strings.ReplaceAll(v, d.spec.Separator, sep)
 			}
 			for part := range strings.SplitSeq(v, sep) {
 				key, val, ok := strings.Cut(strings.TrimSpace(part), "=")

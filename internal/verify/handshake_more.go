@@ -1,0 +1,112 @@
+package verify
+
+import (
+	"crypto/hmac"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strings"
+)
+
+// Handshakes of the third round of presets.
+
+var (
+	// Front application webhooks: saving the webhook POSTs a signed
+	// request with x-front-challenge, answered with the challenge.
+	frontChallenge = &Handshake{Name: "front challenge", Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+		challenge := r.Header.Get("X-Front-Challenge")
+		if challenge == "" || !echoable(challenge) {
+			return nil, false
+		}
+		return plainText(challenge), true
+	}}
+
+	// Azure Event Grid (Event Grid schema): a SubscriptionValidationEvent,
+	// answered 200 with {"validationResponse": validationCode}.
+	eventGridValidation = &Handshake{Name: "azure-event-grid SubscriptionValidation", Unsigned: true, Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+		if r.Method != http.MethodPost || r.Header.Get("Aeg-Event-Type") != "SubscriptionValidation" {
+			return nil, false
+		}
+		var events []struct {
+			EventType string `json:"eventType"`
+			Data      struct {
+				ValidationCode string `json:"validationCode"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(r.Body, &events) != nil || len(events) != 1 ||
+			events[0].EventType != "Microsoft.EventGrid.SubscriptionValidationEvent" || !echoable(events[0].Data.ValidationCode) {
+			return nil, false
+		}
+		return jsonResponse(map[string]string{"validationResponse": events[0].Data.ValidationCode}), true
+	}}
+
+	// CloudEvents webhook abuse protection (Event Grid's CloudEvents
+	// schema): an OPTIONS request naming its origin, answered with the
+	// origin allowed.
+	cloudEventsOptions = &Handshake{Name: "cloudevents OPTIONS", Unsigned: true, Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+		origin := r.Header.Get("WebHook-Request-Origin")
+		if r.Method != http.MethodOptions || !echoable(origin) || strings.ContainsAny(origin, " ,") {
+			return nil, false
+		}
+		h := http.Header{}
+		h.Set("WebHook-Allowed-Origin", origin)
+		h.Set("WebHook-Allowed-Rate", "*")
+		h.Set("Allow", "POST, OPTIONS")
+		return &HandshakeResponse{Status: http.StatusOK, Header: h}, true
+	}}
+
+	// Dropbox and Nylas: GET ?challenge=… answered with the challenge as
+	// plain text.
+	queryChallenge = &Handshake{Name: "GET challenge", Unsigned: true, Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+		challenge := r.Query.Get("challenge")
+		if r.Method != http.MethodGet || !echoable(challenge) {
+			return nil, false
+		}
+		resp := plainText(challenge)
+		resp.Header = http.Header{"X-Content-Type-Options": {"nosniff"}}
+		return resp, true
+	}}
+
+	// monday.com: the first POST of a new webhook is {"challenge": "…"},
+	// answered with the same JSON.
+	mondayChallenge = &Handshake{Name: "monday challenge", Unsigned: true, Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+		m := jsonFields(r.Body)
+		challenge, ok := jsonString(m["challenge"])
+		if r.Method != http.MethodPost || len(m) != 1 || !ok || !echoable(challenge) {
+			return nil, false
+		}
+		return jsonResponse(map[string]string{"challenge": challenge}), true
+	}}
+
+	// Braintree: GET ?bt_challenge=… answered with
+	// public_key|hex(HMAC-SHA1(SHA1(private_key), challenge)), which the
+	// secret PUBLIC_KEY:PRIVATE_KEY makes. The answer MACs the challenge
+	// as an event signature MACs bt_payload, so only challenges of
+	// Braintree's shape (hex) are answered; no payload is one.
+	braintreeChallenge = &Handshake{Name: "braintree bt_challenge", Unsigned: true, Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+		challenge := r.Query.Get("bt_challenge")
+		if r.Method != http.MethodGet || len(r.Secrets) == 0 || !isHex(challenge) || len(challenge) > 64 {
+			return nil, false
+		}
+		public, private, ok := strings.Cut(r.Secrets[0], ":")
+		if !ok {
+			return nil, false
+		}
+		return plainText(public + "|" + braintreeMAC(private, challenge)), true
+	}}
+)
+
+func isHex(s string) bool {
+	_, err := hex.DecodeString(s)
+	return s != "" && err == nil
+}
+
+// braintreeMAC is Braintree's HMAC-SHA1 keyed with the SHA-1 of the
+// private key, hex.
+func braintreeMAC(private, message string) string {
+	key := sha1.Sum([]byte(private))
+	mac := hmac.New(sha1.New, key[:])
+	mac.Write([]byte(message))
+	return hex.EncodeToString(mac.Sum(nil))
+}
