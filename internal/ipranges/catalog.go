@@ -89,6 +89,64 @@ func Catalog() []Range {
 				"34.141.31.19/32", "34.141.4.162/32", "35.234.78.236/32",
 			},
 		},
+		{
+			Name:    "razorpay",
+			Source:  "https://razorpay.com/docs/security/whitelists/ (webhooks, live)",
+			Taken:   "2026-12-01",
+			Bundled: []string{"52.66.75.174", "52.66.76.63", "52.66.151.218", "35.154.217.40", "35.154.22.73", "35.154.143.15", "13.126.199.247", "13.126.238.192", "13.232.194.134", "18.96.225.0/26", "18.99.161.0/26"},
+		},
+		{
+			Name:    "paystack",
+			Source:  "https://paystack.com/docs/payments/webhooks/#ip-whitelisting (test and live)",
+			Taken:   "2026-12-01",
+			Bundled: []string{"52.31.139.75", "52.49.173.169", "52.214.14.220"},
+		},
+		{
+			Name:    "revolut",
+			Source:  "https://developer.revolut.com/docs/guides/merchant/monitor-and-observe/webhooks (production)",
+			Taken:   "2026-12-01",
+			Bundled: []string{"35.246.21.235", "34.89.70.170"},
+		},
+		{
+			Name:   "persona",
+			Source: "https://docs.withpersona.com/docs/security (DE, IN and US)",
+			Taken:  "2026-12-01",
+			Bundled: []string{
+				"35.246.155.45", "34.89.193.61", "34.89.158.43", "35.198.149.197", "34.159.83.62", "34.159.68.157",
+				"34.93.21.229", "35.244.13.71", "34.93.90.104", "34.93.222.99",
+				"35.232.44.140", "34.69.131.123", "34.67.4.225", "34.66.30.174", "34.123.74.158", "34.41.116.165",
+				"34.145.62.98", "34.105.116.226", "34.168.249.74", "35.199.156.187", "34.105.58.25", "35.230.80.200",
+			},
+		},
+		{
+			Name:   "customer-io",
+			Source: "https://docs.customer.io/api/webhooks/ (US and EU)",
+			Taken:  "2026-12-01",
+			Bundled: []string{
+				"35.188.196.183", "104.198.177.219", "104.154.232.87", "130.211.229.195", "104.198.221.24", "104.197.27.15",
+				"35.194.9.154", "104.154.144.51", "104.197.210.12", "35.225.6.73",
+				"34.76.143.229", "34.78.91.47", "34.77.94.252", "35.187.188.242", "34.78.122.90", "35.195.137.235",
+				"130.211.108.156", "104.199.50.18", "34.78.44.80", "35.205.31.154",
+			},
+		},
+		{
+			Name:    "telegram",
+			Source:  "https://core.telegram.org/bots/webhooks#the-short-version",
+			Taken:   "2026-12-01",
+			Bundled: []string{"149.154.160.0/20", "91.108.4.0/22"},
+		},
+		{
+			Name:    "apple-app-store",
+			Source:  "https://developer.apple.com/documentation/appstoreservernotifications/enabling-app-store-server-notifications",
+			Taken:   "2026-12-01",
+			Bundled: []string{"17.0.0.0/8"},
+		},
+		{
+			Name:    "knock",
+			Source:  "https://docs.knock.app/developer-tools/outbound-webhooks/overview#static-ip-addresses",
+			Taken:   "2026-12-01",
+			Bundled: []string{"3.138.92.104", "18.116.161.231", "3.19.195.170"},
+		},
 	}
 }
 

@@ -27,7 +27,7 @@ func init() {
 		{[]string{"hmac-sha512", "sha512"}, sha512.New},
 		// Still used by some providers (Patreon); HMAC-MD5 has no known
 		// forgery, unlike MD5 alone.
-		{[]string{"hmac-md5", "md5"}, md5.New},
+		{[]string{"hmac-md5"}, md5.New},
 	} {
 		newHash := h.newHash
 		registerAlgorithm(algorithmDef{

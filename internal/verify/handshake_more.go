@@ -79,6 +79,20 @@ var (
 		return jsonResponse(map[string]string{"challenge": challenge}), true
 	}}
 
+	// Xero's intent to receive: signed POSTs of no events with entropy, some
+	// signed wrongly. Answered once the signature verifies, 200 with an
+	// empty body; the wrongly signed get 401 as any forgery does.
+	xeroIntentToReceive = &Handshake{Name: "xero intent to receive", Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+		var itr struct {
+			Events  []json.RawMessage `json:"events"`
+			Entropy string            `json:"entropy"`
+		}
+		if json.Unmarshal(r.Body, &itr) != nil || itr.Events == nil || len(itr.Events) != 0 || itr.Entropy == "" {
+			return nil, false
+		}
+		return &HandshakeResponse{Status: http.StatusOK}, true
+	}}
+
 	// Braintree: GET ?bt_challenge=… answered with
 	// public_key|hex(HMAC-SHA1(SHA1(private_key), challenge)), which the
 	// secret PUBLIC_KEY:PRIVATE_KEY makes. The answer MACs the challenge
