@@ -2,16 +2,21 @@ package verify
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/hmac"
+	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -232,5 +237,270 @@ func (rc *recurly) Sign(key string, msg Message) (http.Header, error) {
 	mac.Write(msg.Body)
 	h := http.Header{}
 	h.Set("Recurly-Signature", ts+","+hex.EncodeToString(mac.Sum(nil)))
+	return h, nil
+}
+
+// keyedHMAC is an HMAC-SHA256 hex of the body with one of several apps'
+// secrets, the app named by a header (Pusher's X-Pusher-Key, Stream's
+// X-Api-Key). Secrets are APP_KEY:APP_SECRET. With gzipped, a body that is
+// gzip (by its magic bytes) is verified over its inflated bytes, as
+// Stream signs; what is forwarded is the body as received.
+type keyedHMAC struct {
+	keyHeader, sigHeader string
+	gzipped              bool
+	apps                 map[string][]byte
+}
+
+func newKeyedHMAC(keyHeader, sigHeader string, gzipped bool) func([]string, Options) (Scheme, error) {
+	return func(secrets []string, _ Options) (Scheme, error) {
+		if len(secrets) == 0 {
+			return nil, errors.New("no secrets (APP_KEY:APP_SECRET)")
+		}
+		k := &keyedHMAC{keyHeader: keyHeader, sigHeader: sigHeader, gzipped: gzipped, apps: map[string][]byte{}}
+		for i, s := range secrets {
+			key, secret, ok := strings.Cut(s, ":")
+			if !ok || key == "" || secret == "" {
+				return nil, fmt.Errorf("secret %d must be KEY:SECRET", i+1)
+			}
+			k.apps[key] = []byte(secret)
+		}
+		return k, nil
+	}
+}
+
+// maxInflated bounds a gzipped body inflated to verify it.
+const maxInflated = 8 << 20
+
+func (k *keyedHMAC) Verify(r *Request) (Result, error) {
+	header := r.Header.Get(k.sigHeader)
+	if header == "" {
+		return Result{}, ErrMissingSignature
+	}
+	sig, err := hex.DecodeString(header)
+	if err != nil || len(sig) != sha256.Size {
+		return Result{}, ErrMalformedSignature
+	}
+	secret, ok := k.apps[r.Header.Get(k.keyHeader)]
+	if !ok {
+		return Result{}, fmt.Errorf("%w: %s names no configured app", ErrInvalidSignature, k.keyHeader)
+	}
+	body := r.Body
+	if k.gzipped && bytes.HasPrefix(body, []byte{0x1f, 0x8b}) {
+		if body, err = inflate(body); err != nil {
+			return Result{}, ErrMalformedSignature
+		}
+	}
+	mac := hmac.New(sha256.New, secret)
+	mac.Write(body)
+	if !hmac.Equal(mac.Sum(nil), sig) {
+		return Result{}, ErrInvalidSignature
+	}
+	return Result{}, nil
+}
+
+func inflate(body []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	out, err := io.ReadAll(io.LimitReader(zr, maxInflated+1))
+	if err != nil || len(out) > maxInflated {
+		return nil, errors.New("gzip body too large or broken")
+	}
+	return out, nil
+}
+
+func (k *keyedHMAC) Sign(key string, msg Message) (http.Header, error) {
+	app, secret, ok := strings.Cut(key, ":")
+	if !ok {
+		return nil, errors.New("key must be APP_KEY:APP_SECRET")
+	}
+	body := msg.Body
+	if k.gzipped && bytes.HasPrefix(body, []byte{0x1f, 0x8b}) {
+		var err error
+		if body, err = inflate(body); err != nil {
+			return nil, err
+		}
+	}
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	h := http.Header{}
+	h.Set(k.keyHeader, app)
+	h.Set(k.sigHeader, hex.EncodeToString(mac.Sum(nil)))
+	return h, nil
+}
+
+// sortedForm is Mandrill's scheme: HMAC-SHA1 base64 over the webhook URL
+// as registered (public_url) followed by each POST field, sorted by name,
+// as name+value.
+type sortedForm struct {
+	header string
+	keys   [][]byte
+}
+
+func newSortedForm(header string) func([]string, Options) (Scheme, error) {
+	return func(secrets []string, _ Options) (Scheme, error) {
+		keys, err := secretBytes(secrets)
+		return &sortedForm{header: header, keys: keys}, err
+	}
+}
+
+func sortedFormContent(rawURL string, body []byte) ([]byte, error) {
+	form, err := strictForm(body)
+	if err != nil {
+		return nil, err
+	}
+	names := slices.Sorted(maps.Keys(form))
+	var b bytes.Buffer
+	b.WriteString(rawURL)
+	for _, n := range names {
+		b.WriteString(n)
+		b.WriteString(form.Get(n))
+	}
+	return b.Bytes(), nil
+}
+
+func (f *sortedForm) Verify(r *Request) (Result, error) {
+	header := r.Header.Get(f.header)
+	if header == "" {
+		return Result{}, ErrMissingSignature
+	}
+	sig, err := base64.StdEncoding.DecodeString(header)
+	if err != nil || len(sig) != sha1.Size {
+		return Result{}, ErrMalformedSignature
+	}
+	content, err := sortedFormContent(r.URL, r.Body)
+	if err != nil {
+		return Result{}, ErrMalformedSignature
+	}
+	for _, k := range f.keys {
+		mac := hmac.New(sha1.New, k)
+		mac.Write(content)
+		if hmac.Equal(mac.Sum(nil), sig) {
+			return Result{}, nil
+		}
+	}
+	return Result{}, ErrInvalidSignature
+}
+
+func (f *sortedForm) Sign(key string, msg Message) (http.Header, error) {
+	content, err := sortedFormContent(msg.URL, msg.Body)
+	if err != nil {
+		return nil, err
+	}
+	mac := hmac.New(sha1.New, []byte(key))
+	mac.Write(content)
+	h := http.Header{}
+	h.Set(f.header, base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+	return h, nil
+}
+
+// plivoV3 verifies X-Plivo-Signature-V3 (or -Ma-V3, made with the main
+// account's token): HMAC-SHA256 base64 over the public URL, its sorted
+// query, the sorted POST fields and the X-Plivo-Signature-V3-Nonce, as
+// Plivo's SDKs build it. Several comma-separated signatures may be sent.
+type plivoV3 struct{ keys [][]byte }
+
+func newPlivo(secrets []string, _ Options) (Scheme, error) {
+	keys, err := secretBytes(secrets)
+	return &plivoV3{keys: keys}, err
+}
+
+// plivoContent is what Plivo signs for a request (v3Security.js).
+func plivoContent(method, rawURL string, body []byte, nonce string) ([]byte, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	query := u.Query()
+	base := u.Scheme + "://" + u.Host + u.Path
+	var post url.Values
+	if method == http.MethodPost && len(body) > 0 {
+		if post, err = strictForm(body); err != nil {
+			return nil, err
+		}
+	}
+	sortedPairs := func(v url.Values, sep, join string) string {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			vals := slices.Sorted(slices.Values(v[k]))
+			for _, val := range vals {
+				parts = append(parts, k+sep+val)
+			}
+		}
+		return strings.Join(parts, join)
+	}
+	var b strings.Builder
+	b.WriteString(base)
+	switch {
+	case method == http.MethodGet:
+		all := url.Values{}
+		for k, v := range query {
+			all[k] = append(all[k], v...)
+		}
+		if len(all) > 0 {
+			b.WriteString("?" + sortedPairs(all, "=", "&"))
+		}
+	case len(post) > 0:
+		b.WriteString("?")
+		if len(query) > 0 {
+			b.WriteString(sortedPairs(query, "=", "&") + ".")
+		}
+		b.WriteString(sortedPairs(post, "", ""))
+	case len(query) > 0:
+		b.WriteString("?" + sortedPairs(query, "=", "&"))
+	}
+	b.WriteString("." + nonce)
+	return []byte(b.String()), nil
+}
+
+func (p *plivoV3) Verify(r *Request) (Result, error) {
+	header := r.Header.Get("X-Plivo-Signature-V3")
+	if header == "" {
+		header = r.Header.Get("X-Plivo-Signature-Ma-V3")
+	}
+	nonce := r.Header.Get("X-Plivo-Signature-V3-Nonce")
+	if header == "" {
+		return Result{}, ErrMissingSignature
+	}
+	if nonce == "" || len(nonce) > 64 {
+		return Result{}, ErrMalformedSignature
+	}
+	content, err := plivoContent(r.Method, r.URL, r.Body, nonce)
+	if err != nil {
+		return Result{}, ErrMalformedSignature
+	}
+	var sigs [][]byte
+	for part := range strings.SplitSeq(header, ",") {
+		if sig, err := base64.StdEncoding.DecodeString(strings.TrimSpace(part)); err == nil && len(sig) == sha256.Size && len(sigs) < maxCandidates {
+			sigs = append(sigs, sig)
+		}
+	}
+	for _, k := range p.keys {
+		mac := hmac.New(sha256.New, k)
+		mac.Write(content)
+		sum := mac.Sum(nil)
+		for _, sig := range sigs {
+			if hmac.Equal(sum, sig) {
+				// The nonce is signed and fresh per request: it names this
+				// delivery once.
+				return Result{}, nil
+			}
+		}
+	}
+	return Result{}, ErrInvalidSignature
+}
+
+func (p *plivoV3) Sign(key string, msg Message) (http.Header, error) {
+	nonce := strconv.FormatInt(time.Now().UnixNano(), 10)
+	content, err := plivoContent(msg.Method, msg.URL, msg.Body, nonce)
+	if err != nil {
+		return nil, err
+	}
+	mac := hmac.New(sha256.New, []byte(key))
+	mac.Write(content)
+	h := http.Header{}
+	h.Set("X-Plivo-Signature-V3", base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+	h.Set("X-Plivo-Signature-V3-Nonce", nonce)
 	return h, nil
 }

@@ -376,6 +376,9 @@ func DecodeSecret(encoding, secret string) ([]byte, error) {
 	case "whsec":
 		key, err := decodeBase64(strings.TrimPrefix(secret, "whsec_"))
 		if err != nil {
+			key, err = decodeLenientBase64(strings.TrimPrefix(secret, "whsec_"))
+		}
+		if err != nil {
 			return nil, fmt.Errorf("not a whsec_ base64 secret")
 		}
 		return key, nil
@@ -399,6 +402,17 @@ func DecodeSecret(encoding, secret string) ([]byte, error) {
 func decodeBase64(s string) ([]byte, error) {
 	if b, err := base64.StdEncoding.DecodeString(s); err == nil {
 		return b, nil
+	}
+	return base64.RawStdEncoding.DecodeString(s)
+}
+
+// decodeLenientBase64 decodes a secret as Node's Buffer.from(s, "base64")
+// does, which some providers' SDKs use on their own secrets (Liveblocks'
+// are 33 characters): padding optional, a dangling last character dropped.
+func decodeLenientBase64(s string) ([]byte, error) {
+	s = strings.TrimRight(s, "=")
+	if len(s)%4 == 1 {
+		s = s[:len(s)-1]
 	}
 	return base64.RawStdEncoding.DecodeString(s)
 }

@@ -93,6 +93,29 @@ var (
 		return &HandshakeResponse{Status: http.StatusOK}, true
 	}}
 
+	// LINE: the console's verify request is a signed POST with no events,
+	// answered 200 once it verifies, and never delivered.
+	lineVerify = &Handshake{Name: "line verify", Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+		var v struct {
+			Events []json.RawMessage `json:"events"`
+		}
+		if json.Unmarshal(r.Body, &v) != nil || v.Events == nil || len(v.Events) != 0 {
+			return nil, false
+		}
+		return &HandshakeResponse{Status: http.StatusOK}, true
+	}}
+
+	// Mandrill: when a HEAD fails, a webhook is tested with a POST of no
+	// events signed with the public key "test-webhook": answered 200, never
+	// delivered.
+	mandrillTest = &Handshake{Name: "mandrill test POST", Unsigned: true, Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+		form, err := strictForm(r.Body)
+		if r.Method != http.MethodPost || err != nil || len(form) != 1 || strings.TrimSpace(form.Get("mandrill_events")) != "[]" {
+			return nil, false
+		}
+		return &HandshakeResponse{Status: http.StatusOK}, true
+	}}
+
 	// Braintree: GET ?bt_challenge=… answered with
 	// public_key|hex(HMAC-SHA1(SHA1(private_key), challenge)), which the
 	// secret PUBLIC_KEY:PRIVATE_KEY makes. The answer MACs the challenge

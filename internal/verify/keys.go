@@ -26,8 +26,11 @@ func GenerateKeys(p Preset) (secret, signingKey string, err error) {
 		if err != nil {
 			return "", "", err
 		}
-		if p.Spec.SecretEncoding == "whpk" {
+		switch p.Spec.SecretEncoding {
+		case "whpk":
 			return "whpk_" + base64.StdEncoding.EncodeToString(pub), "whsk_" + base64.StdEncoding.EncodeToString(priv), nil
+		case "base64":
+			return base64.StdEncoding.EncodeToString(pub), base64.StdEncoding.EncodeToString(priv.Seed()), nil
 		}
 		return hex.EncodeToString(pub), hex.EncodeToString(priv.Seed()), nil
 	case "ecdsa-p256-sha256":
