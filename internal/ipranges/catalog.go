@@ -142,6 +142,15 @@ func Catalog() []Range {
 			Bundled: []string{"17.0.0.0/8"},
 		},
 		{
+			Name:   "workos",
+			Source: "https://workos.com/docs/events/data-syncing/webhooks (IP allowlist)",
+			Taken:  "2026-12-01",
+			Bundled: []string{
+				"3.217.146.166", "23.21.184.92", "34.204.154.149", "44.213.245.178", "44.215.236.82",
+				"50.16.203.9", "52.1.251.34", "52.21.49.187", "174.129.36.47",
+			},
+		},
+		{
 			Name:    "knock",
 			Source:  "https://docs.knock.app/developer-tools/outbound-webhooks/overview#static-ip-addresses",
 			Taken:   "2026-12-01",

@@ -51,7 +51,7 @@ func TestCompileErrors(t *testing.T) {
 	for entry, want := range map[string]string{
 		"githb":          `did you mean github?`,
 		"stripe-live":    `did you mean stripe?`,
-		"nobody":         `named ranges: apple-app-store, customer-io, github, knock, paddle, paddle-sandbox, pagerduty, paystack, persona, razorpay, revolut, sentry, square, square-sandbox, stripe, telegram`,
+		"nobody":         `named ranges: apple-app-store, customer-io, github, knock, paddle, paddle-sandbox, pagerduty, paystack, persona, razorpay, revolut, sentry, square, square-sandbox, stripe, telegram, workos`,
 		"10.0.0.0/33":    `is not a CIDR`,
 		"300.1.1.1":      `is not an address or a CIDR`,
 		"fe80::1%eth0":   `is not an address or a CIDR`,

@@ -2,13 +2,19 @@ package verify
 
 import (
 	"bytes"
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
 	"net/http"
 	"slices"
 	"strings"
@@ -27,6 +33,8 @@ type bearerJWT struct {
 	keyIDs    []string // KEY of each KEY:SECRET, with issuerIsKey
 	keys      keySource
 	opts      Options
+	secrets   []string
+	tenants   map[string]keySource
 	audiences []string
 	tolerance time.Duration
 }
@@ -56,8 +64,15 @@ type bearerConfig struct {
 	maxAge     time.Duration
 	// issuerIsKey requires iss to be the key id of a KEY:SECRET secret (LiveKit).
 	issuerIsKey bool
-	// check is the preset's own claims rule (Google's email).
-	check func(claims map[string]any, opts Options) error
+	// check is the preset's own claims rule (Google's email), given the
+	// source's secrets and options.
+	check func(claims map[string]any, secrets []string, opts Options) error
+	// perSecret makes each secret a tenant with keys and issuers of its
+	// own (Entra ID): tenantClaim names the token's tenant, jwksFor and
+	// issuersFor what a tenant's tokens are checked against.
+	tenantClaim string
+	jwksFor     func(tenant string) string
+	issuersFor  func(tenant string) []string
 	// sign makes the claims of a sample token; nil for a scheme the gateway
 	// cannot sign.
 	sign func(msg Message, keyID string) map[string]any
@@ -67,7 +82,7 @@ type bearerConfig struct {
 const leeway = time.Minute
 
 func (c bearerConfig) build(secrets []string, opts Options) (Scheme, error) {
-	b := &bearerJWT{bearerConfig: c, tolerance: c.maxAge, opts: opts}
+	b := &bearerJWT{bearerConfig: c, tolerance: c.maxAge, opts: opts, secrets: secrets}
 	if opts.Tolerance > 0 && c.maxAge > 0 {
 		b.tolerance = opts.Tolerance
 	}
@@ -107,6 +122,16 @@ func (c bearerConfig) build(secrets []string, opts Options) (Scheme, error) {
 			}
 			static[j.Kid] = pub
 		}
+	}
+	if c.tenantClaim != "" {
+		if len(secrets) == 0 {
+			return nil, errors.New("no secrets (tenant ids)")
+		}
+		b.tenants = map[string]keySource{}
+		for _, tenant := range secrets {
+			b.tenants[tenant] = chainedKeys{static: static, fetched: newJWKS(c.jwksFor(tenant))}
+		}
+		return b, nil
 	}
 	b.keys = chainedKeys{static: static, fetched: newJWKS(c.jwksURL)}
 	return b, nil
@@ -150,7 +175,13 @@ func (b *bearerJWT) Verify(r *Request) (Result, error) {
 		return Result{}, err
 	}
 	if len(b.issuers) > 0 && !slices.Contains(b.issuers, claimString(claims, "iss")) {
-		return Result{}, ErrInvalidSignature
+		return Result{}, fmt.Errorf("%w: issuer", ErrInvalidSignature)
+	}
+	if b.tenants != nil {
+		tenant := claimString(claims, b.tenantClaim)
+		if _, ok := b.tenants[tenant]; !ok || !slices.Contains(b.issuersFor(tenant), claimString(claims, "iss")) {
+			return Result{}, fmt.Errorf("%w: tenant or issuer", ErrInvalidSignature)
+		}
 	}
 	if err := b.checkSignature(r, t, claims); err != nil {
 		return Result{}, err
@@ -176,7 +207,11 @@ func (b *bearerJWT) checkSignature(r *Request, t *jws, claims map[string]any) er
 		}
 		return ErrInvalidSignature
 	}
-	key, err := b.keys.key(r.context(), t.header.Kid)
+	keys := b.keys
+	if b.tenants != nil {
+		keys = b.tenants[claimString(claims, b.tenantClaim)]
+	}
+	key, err := keys.key(r.context(), t.header.Kid)
 	if err != nil {
 		return err
 	}
@@ -225,7 +260,7 @@ func (b *bearerJWT) checkClaims(r *Request, claims map[string]any) error {
 		}
 	}
 	if b.check != nil {
-		if err := b.check(claims, b.opts); err != nil {
+		if err := b.check(claims, b.secrets, b.opts); err != nil {
 			return fmt.Errorf("%w: %v", ErrInvalidSignature, err)
 		}
 	}
@@ -286,17 +321,89 @@ func audienceMatches(aud any, want []string) bool {
 	return false
 }
 
-// Sign makes the preset's token for a sample, with an HS256 key.
+// Sign makes the preset's token for a sample: with an HS256 key, or for
+// an RS256 scheme with a key from GenerateKeys (rsaTestKey).
 func (b *bearerJWT) Sign(key string, msg Message) (http.Header, error) {
-	if b.sign == nil || !strings.HasPrefix(b.alg, "HS") {
+	if b.sign == nil {
 		return nil, fmt.Errorf("the gateway cannot sign this provider's tokens")
 	}
-	keyID, _, _ := strings.Cut(key, ":")
-	token, err := signHS256([]byte(keySecret(key, b.issuerIsKey)), nil, b.sign(msg, keyID))
+	var token string
+	var err error
+	if strings.HasPrefix(b.alg, "HS") {
+		keyID, _, _ := strings.Cut(key, ":")
+		token, err = signHS256([]byte(keySecret(key, b.issuerIsKey)), nil, b.sign(msg, keyID))
+	} else {
+		var k rsaTestKey
+		if json.Unmarshal([]byte(key), &k) != nil || k.PrivateKey == "" {
+			return nil, errors.New("signing key must be the JSON `hookgate keys new` prints for this provider")
+		}
+		token, err = signRS256(k, b.sign(msg, k.Subject))
+	}
 	if err != nil {
 		return nil, err
 	}
 	h := http.Header{}
 	h.Set(b.header, b.prefix+token)
 	return h, nil
+}
+
+// rsaTestKey is a test key for an RS256 token scheme: the private key, its
+// kid, the public JWKS a source configures as provider_options keys, and
+// the subject (a service account, a tenant) the secret names.
+type rsaTestKey struct {
+	Kid        string `json:"kid"`
+	PrivateKey string `json:"private_key"`
+	JWKS       string `json:"jwks"`
+	Subject    string `json:"subject"`
+}
+
+func newRSATestKey(subject string) (secret, signingKey string, err error) {
+	priv, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return "", "", err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		return "", "", err
+	}
+	kid := randomHex(8)
+	e := big.NewInt(int64(priv.E)).Bytes()
+	pub := jwk{Kty: "RSA", Kid: kid, Use: "sig", Alg: "RS256", N: base64.RawURLEncoding.EncodeToString(priv.N.Bytes()), E: base64.RawURLEncoding.EncodeToString(e)}
+	k := rsaTestKey{Kid: kid, PrivateKey: string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
+		JWKS: string(mustJSON(map[string][]jwk{"keys": {pub}})), Subject: subject}
+	return subject, string(mustJSON(k)), nil
+}
+
+func signRS256(k rsaTestKey, claims any) (string, error) {
+	block, _ := pem.Decode([]byte(k.PrivateKey))
+	if block == nil {
+		return "", errors.New("signing key: bad PEM")
+	}
+	parsed, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	priv, ok := parsed.(*rsa.PrivateKey)
+	if err != nil || !ok {
+		return "", errors.New("signing key: not an RSA PKCS#8 key")
+	}
+	header, _ := json.Marshal(map[string]string{"alg": "RS256", "kid": k.Kid, "typ": "JWT"})
+	payload, err := json.Marshal(claims)
+	if err != nil {
+		return "", err
+	}
+	signing := base64.RawURLEncoding.EncodeToString(header) + "." + base64.RawURLEncoding.EncodeToString(payload)
+	digest := sha256.Sum256([]byte(signing))
+	sig, err := rsa.SignPKCS1v15(rand.Reader, priv, crypto.SHA256, digest[:])
+	if err != nil {
+		return "", err
+	}
+	return signing + "." + base64.RawURLEncoding.EncodeToString(sig), nil
+}
+
+// TestKeyOptions are the provider_options a source needs to verify what a
+// test key from GenerateKeys signs (an RS256 scheme's JWKS), or nil.
+func TestKeyOptions(signingKey string) map[string]string {
+	var k rsaTestKey
+	if json.Unmarshal([]byte(signingKey), &k) != nil || k.JWKS == "" {
+		return nil
+	}
+	return map[string]string{"keys": k.JWKS}
 }

@@ -116,6 +116,21 @@ var (
 		return &HandshakeResponse{Status: http.StatusOK}, true
 	}}
 
+	// HCP Terraform: enabling a notification sends a signed payload whose
+	// trigger is "verification", answered 200 once it verifies and never
+	// delivered.
+	terraformVerification = &Handshake{Name: "terraform-cloud verification", Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+		var v struct {
+			Notifications []struct {
+				Trigger string `json:"trigger"`
+			} `json:"notifications"`
+		}
+		if json.Unmarshal(r.Body, &v) != nil || len(v.Notifications) != 1 || v.Notifications[0].Trigger != "verification" {
+			return nil, false
+		}
+		return &HandshakeResponse{Status: http.StatusOK}, true
+	}}
+
 	// Braintree: GET ?bt_challenge=… answered with
 	// public_key|hex(HMAC-SHA1(SHA1(private_key), challenge)), which the
 	// secret PUBLIC_KEY:PRIVATE_KEY makes. The answer MACs the challenge
