@@ -9,10 +9,13 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -20,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
 )
 
 // numberedHeaders is DocuSign Connect's scheme: one HMAC-SHA256 base64 of
@@ -504,3 +508,289 @@ func (p *plivoV3) Sign(key string, msg Message) (http.Header, error) {
 	h.Set("X-Plivo-Signature-V3-Nonce", nonce)
 	return h, nil
 }
+
+// box verifies Box's BOX-SIGNATURE-PRIMARY and -SECONDARY: HMAC-SHA256
+// base64 over the body followed by BOX-DELIVERY-TIMESTAMP, with the
+// application's primary or secondary key. The timestamp must be at most
+// 10 minutes old and never in the future, as Box's SDK requires. Box signs
+// Java-escaped JSON; a body whose non-ASCII was unescaped on the way is
+// tried escaped again, as the SDK does.
+type box struct {
+	keys   [][]byte
+	maxAge time.Duration
+}
+
+func newBox(secrets []string, opts Options) (Scheme, error) {
+	keys, err := secretBytes(secrets)
+	b := &box{keys: keys, maxAge: 10 * time.Minute}
+	if opts.Tolerance > 0 {
+		b.maxAge = opts.Tolerance
+	}
+	return b, err
+}
+
+func (b *box) Verify(r *Request) (Result, error) {
+	primary, secondary := r.Header.Get("Box-Signature-Primary"), r.Header.Get("Box-Signature-Secondary")
+	if primary == "" && secondary == "" {
+		return Result{}, ErrMissingSignature
+	}
+	if v := r.Header.Get("Box-Signature-Version"); v != "" && v != "1" {
+		return Result{}, ErrMalformedSignature
+	}
+	if a := r.Header.Get("Box-Signature-Algorithm"); a != "" && a != "HmacSHA256" {
+		return Result{}, ErrMalformedSignature
+	}
+	ts := r.Header.Get("Box-Delivery-Timestamp")
+	at, err := time.Parse(time.RFC3339, ts)
+	if err != nil {
+		return Result{}, ErrMissingTimestamp
+	}
+	if at.After(r.Now) || r.Now.Sub(at) > b.maxAge {
+		return Result{}, fmt.Errorf("%w: %s old", ErrStaleTimestamp, r.Now.Sub(at).Round(time.Second))
+	}
+	var sigs [][]byte
+	for _, h := range []string{primary, secondary} {
+		if sig, err := base64.StdEncoding.DecodeString(h); err == nil && len(sig) == sha256.Size {
+			sigs = append(sigs, sig)
+		}
+	}
+	bodies := [][]byte{r.Body}
+	if escaped := javaEscaped(r.Body); !bytes.Equal(escaped, r.Body) {
+		bodies = append(bodies, escaped)
+	}
+	for _, k := range b.keys {
+		for _, body := range bodies {
+			mac := hmac.New(sha256.New, k)
+			mac.Write(body)
+			mac.Write([]byte(ts))
+			sum := mac.Sum(nil)
+			for _, sig := range sigs {
+				if hmac.Equal(sum, sig) {
+					return Result{}, nil
+				}
+			}
+		}
+	}
+	return Result{}, ErrInvalidSignature
+}
+
+// javaEscaped writes every character from U+007F up as \uXXXX (UTF-16
+// units) and every unescaped "/" as "\/", as Box's signer does.
+func javaEscaped(body []byte) []byte {
+	var b bytes.Buffer
+	s := string(body)
+	for i, r := range s {
+		switch {
+		case r == '/' && (i == 0 || s[i-1] != '\\'):
+			b.WriteString(`\/`)
+		case r >= 0x7f:
+			for _, u := range utf16.Encode([]rune{r}) {
+				fmt.Fprintf(&b, `\u%04x`, u)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.Bytes()
+}
+
+func (b *box) Sign(key string, msg Message) (http.Header, error) {
+	ts := msg.Time.UTC().Format(time.RFC3339)
+	mac := hmac.New(sha256.New, []byte(key))
+	mac.Write(msg.Body)
+	mac.Write([]byte(ts))
+	sig := base64.StdEncoding.EncodeToString(mac.Sum(nil))
+	h := http.Header{}
+	h.Set("Box-Delivery-Id", uuid())
+	h.Set("Box-Delivery-Timestamp", ts)
+	h.Set("Box-Signature-Primary", sig)
+	h.Set("Box-Signature-Secondary", sig)
+	h.Set("Box-Signature-Version", "1")
+	h.Set("Box-Signature-Algorithm", "HmacSHA256")
+	return h, nil
+}
+
+// cloudinary verifies X-Cld-Signature: the plain SHA-1 (or SHA-256, by its
+// length) hex of the body, X-Cld-Timestamp and the API secret, within two
+// hours of the timestamp. The secret comes last, so the hash cannot be
+// extended.
+type cloudinary struct {
+	secrets   []string
+	tolerance time.Duration
+}
+
+func newCloudinary(secrets []string, opts Options) (Scheme, error) {
+	if len(secrets) == 0 {
+		return nil, errors.New("no secrets (the API secret)")
+	}
+	c := &cloudinary{secrets: secrets, tolerance: 2 * time.Hour}
+	if opts.Tolerance > 0 {
+		c.tolerance = opts.Tolerance
+	}
+	return c, nil
+}
+
+func (c *cloudinary) Verify(r *Request) (Result, error) {
+	header, ts := r.Header.Get("X-Cld-Signature"), r.Header.Get("X-Cld-Timestamp")
+	if header == "" {
+		return Result{}, ErrMissingSignature
+	}
+	sig, err := hex.DecodeString(header)
+	if err != nil || (len(sig) != sha1.Size && len(sig) != sha256.Size) {
+		return Result{}, ErrMalformedSignature
+	}
+	secs, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return Result{}, ErrMissingTimestamp
+	}
+	if err := CheckTolerance(time.Unix(secs, 0), r.Now, c.tolerance); err != nil {
+		return Result{}, err
+	}
+	for _, secret := range c.secrets {
+		h := sha256.New()
+		if len(sig) == sha1.Size {
+			h = sha1.New()
+		}
+		h.Write(r.Body)
+		h.Write([]byte(ts))
+		h.Write([]byte(secret))
+		if hmac.Equal(h.Sum(nil), sig) {
+			return Result{}, nil
+		}
+	}
+	return Result{}, ErrInvalidSignature
+}
+
+func (c *cloudinary) Sign(key string, msg Message) (http.Header, error) {
+	ts := strconv.FormatInt(msg.Time.Unix(), 10)
+	sum := sha256.Sum256(append(append(append([]byte{}, msg.Body...), ts...), key...))
+	h := http.Header{}
+	h.Set("X-Cld-Timestamp", ts)
+	h.Set("X-Cld-Signature", hex.EncodeToString(sum[:]))
+	return h, nil
+}
+
+// dropboxSign verifies Dropbox Sign's event_hash, the hex HMAC-SHA256 of
+// event_time followed by event_type under the API key. Nothing else of
+// the body is signed, so the scheme is body-unsigned: the hash names the
+// event, each is accepted once (the dedup key), and event_time must be
+// within the provider's retry window. Bodies are the event JSON, as JSON,
+// as the json field of a form, or of a multipart form.
+type dropboxSign struct {
+	keys      [][]byte
+	tolerance time.Duration
+}
+
+func newDropboxSign(secrets []string, opts Options) (Scheme, error) {
+	keys, err := secretBytes(secrets)
+	d := &dropboxSign{keys: keys, tolerance: 4 * 24 * time.Hour}
+	if opts.Tolerance > 0 {
+		d.tolerance = opts.Tolerance
+	}
+	return d, err
+}
+
+// dropboxSignJSON finds the event JSON in a body of any of its three forms.
+func dropboxSignJSON(r *Request) ([]byte, error) {
+	if LooksJSON(r.Body) {
+		return r.Body, nil
+	}
+	mediaType, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mediaType == "multipart/form-data" && params["boundary"] != "" {
+		mr := multipart.NewReader(bytes.NewReader(r.Body), params["boundary"])
+		form, err := mr.ReadForm(int64(len(r.Body)) + 1)
+		if err != nil {
+			return nil, err
+		}
+		defer form.RemoveAll()
+		if v := form.Value["json"]; len(v) == 1 {
+			return []byte(v[0]), nil
+		}
+		return nil, errors.New("no json field")
+	}
+	form, err := strictForm(r.Body)
+	if err != nil || form.Get("json") == "" {
+		return nil, errors.New("no json field")
+	}
+	return []byte(form.Get("json")), nil
+}
+
+func (d *dropboxSign) Verify(r *Request) (Result, error) {
+	raw, err := dropboxSignJSON(r)
+	if err != nil || !strictJSON(raw) {
+		return Result{}, ErrMalformedSignature
+	}
+	var body struct {
+		Event struct {
+			Time string `json:"event_time"`
+			Type string `json:"event_type"`
+			Hash string `json:"event_hash"`
+		} `json:"event"`
+	}
+	if json.Unmarshal(raw, &body) != nil {
+		return Result{}, ErrMalformedSignature
+	}
+	if body.Event.Hash == "" {
+		return Result{}, ErrMissingSignature
+	}
+	sig, err := hex.DecodeString(body.Event.Hash)
+	secs, terr := strconv.ParseInt(body.Event.Time, 10, 64)
+	if err != nil || len(sig) != sha256.Size || terr != nil {
+		return Result{}, ErrMalformedSignature
+	}
+	if err := CheckTolerance(time.Unix(secs, 0), r.Now, d.tolerance); err != nil {
+		return Result{}, err
+	}
+	for _, k := range d.keys {
+		mac := hmac.New(sha256.New, k)
+		mac.Write([]byte(body.Event.Time + body.Event.Type))
+		if hmac.Equal(mac.Sum(nil), sig) {
+			return Result{DedupKey: "dropbox-sign:" + hex.EncodeToString(sig)}, nil
+		}
+	}
+	return Result{}, ErrInvalidSignature
+}
+
+// Sign adds nothing: the hash is in the body (DropboxSignHash).
+func (d *dropboxSign) Sign(string, Message) (http.Header, error) { return http.Header{}, nil }
+
+// DropboxSignHash is event_hash for an event time and type.
+func DropboxSignHash(key, eventTime, eventType string) string {
+	mac := hmac.New(sha256.New, []byte(key))
+	mac.Write([]byte(eventTime + eventType))
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// bodyPasscode is Figma's scheme: a passcode set when the webhook was
+// made, sent back in each body's passcode field. It proves the sender knew
+// it; the body is otherwise unsigned.
+type bodyPasscode struct {
+	field    string
+	passcode [][]byte
+}
+
+func newBodyPasscode(field string) func([]string, Options) (Scheme, error) {
+	return func(secrets []string, _ Options) (Scheme, error) {
+		keys, err := secretBytes(secrets)
+		return &bodyPasscode{field: field, passcode: keys}, err
+	}
+}
+
+func (p *bodyPasscode) Verify(r *Request) (Result, error) {
+	if !strictJSON(r.Body) {
+		return Result{}, ErrMalformedSignature
+	}
+	m := jsonFields(r.Body)
+	got, ok := jsonString(m[p.field])
+	if !ok {
+		return Result{}, ErrMissingSignature
+	}
+	for _, k := range p.passcode {
+		if subtle.ConstantTimeCompare([]byte(got), k) == 1 {
+			return Result{}, nil
+		}
+	}
+	return Result{}, ErrInvalidSignature
+}
+
+func (p *bodyPasscode) Sign(string, Message) (http.Header, error) { return http.Header{}, nil }

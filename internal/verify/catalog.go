@@ -509,7 +509,7 @@ func init() {
 				Build:    newAsana,
 				Describe: "hmac-sha256 hex over {body}; the secret is learned from one X-Hook-Secret handshake inside the learn_secret window and stored",
 				Headers:  []string{"X-Hook-Signature", "X-Hook-Secret"},
-				Signer:   &asana{},
+				Signer:   &asana{header: "X-Hook-Signature"},
 			},
 			Keys: Keys{
 				Learned:  true,

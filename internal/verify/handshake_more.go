@@ -131,6 +131,15 @@ var (
 		return &HandshakeResponse{Status: http.StatusOK}, true
 	}}
 
+	// Figma: a new webhook sends a PING event carrying the passcode,
+	// answered 200 once the passcode verifies, never delivered.
+	figmaPing = &Handshake{Name: "figma PING", Answer: func(r *HandshakeRequest) (*HandshakeResponse, bool) {
+		if t, _ := jsonString(jsonFields(r.Body)["event_type"]); t != "PING" {
+			return nil, false
+		}
+		return &HandshakeResponse{Status: http.StatusOK}, true
+	}}
+
 	// Braintree: GET ?bt_challenge=… answered with
 	// public_key|hex(HMAC-SHA1(SHA1(private_key), challenge)), which the
 	// secret PUBLIC_KEY:PRIVATE_KEY makes. The answer MACs the challenge

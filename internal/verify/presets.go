@@ -139,6 +139,10 @@ type Keys struct {
 	// Learned marks a scheme whose secret arrives in a handshake; such a
 	// source may start without secrets.
 	Learned bool `json:"learned,omitempty"`
+	// Reveal marks a learned secret the operator must copy into the
+	// provider (Notion's verification_token): `hookgate secrets reveal`
+	// shows it, once.
+	Reveal bool `json:"reveal,omitempty"`
 	// Public marks secrets that are not secret besides public keys (SNS's
 	// TopicArns).
 	Public bool `json:"public,omitempty"`
