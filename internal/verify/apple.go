@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"net/http"
 	"slices"
 	"time"
 )
@@ -241,10 +240,6 @@ func SignAppleNotification(signingKey string, payload any) ([]byte, error) {
 	sInt.FillBytes(sig[32:])
 	return mustJSON(map[string]string{"signedPayload": signing + "." + base64.RawURLEncoding.EncodeToString(sig)}), nil
 }
-
-// Sign adds nothing: Apple's signature is in the body (see
-// SignAppleNotification).
-func (a *appleStore) Sign(string, Message) (http.Header, error) { return http.Header{}, nil }
 
 // AppleTestRoot is the root certificate (PEM) of a key from GenerateKeys,
 // for provider_options root.

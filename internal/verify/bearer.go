@@ -355,9 +355,12 @@ type rsaTestKey struct {
 	PrivateKey string `json:"private_key"`
 	JWKS       string `json:"jwks"`
 	Subject    string `json:"subject"`
+	// Audience is the audience its tokens name, when the scheme's is not
+	// the request URL.
+	Audience string `json:"audience,omitempty"`
 }
 
-func newRSATestKey(subject string) (secret, signingKey string, err error) {
+func newRSATestKey(subject, audience string) (secret, signingKey string, err error) {
 	priv, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return "", "", err
@@ -370,7 +373,7 @@ func newRSATestKey(subject string) (secret, signingKey string, err error) {
 	e := big.NewInt(int64(priv.E)).Bytes()
 	pub := jwk{Kty: "RSA", Kid: kid, Use: "sig", Alg: "RS256", N: base64.RawURLEncoding.EncodeToString(priv.N.Bytes()), E: base64.RawURLEncoding.EncodeToString(e)}
 	k := rsaTestKey{Kid: kid, PrivateKey: string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
-		JWKS: string(mustJSON(map[string][]jwk{"keys": {pub}})), Subject: subject}
+		JWKS: string(mustJSON(map[string][]jwk{"keys": {pub}})), Subject: subject, Audience: audience}
 	return subject, string(mustJSON(k)), nil
 }
 
@@ -399,11 +402,32 @@ func signRS256(k rsaTestKey, claims any) (string, error) {
 }
 
 // TestKeyOptions are the provider_options a source needs to verify what a
-// test key from GenerateKeys signs (an RS256 scheme's JWKS), or nil.
+// test key from GenerateKeys signs: the JWKS of an RS256 token scheme (and
+// the audience its samples name), the root of an x5c chain, the
+// certificate of PayPal's scheme; nil for other keys.
 func TestKeyOptions(signingKey string) map[string]string {
-	var k rsaTestKey
-	if json.Unmarshal([]byte(signingKey), &k) != nil || k.JWKS == "" {
+	var k struct {
+		JWKS        string `json:"jwks"`
+		Audience    string `json:"audience"`
+		Root        string `json:"root"`
+		Certificate string `json:"certificate"`
+	}
+	if json.Unmarshal([]byte(signingKey), &k) != nil {
 		return nil
 	}
-	return map[string]string{"keys": k.JWKS}
+	switch {
+	case k.JWKS != "" && k.Audience != "":
+		return map[string]string{"keys": k.JWKS, "audience": k.Audience}
+	case k.JWKS != "":
+		return map[string]string{"keys": k.JWKS}
+	case k.Root != "":
+		return map[string]string{"root": k.Root}
+	case k.Certificate != "":
+		return map[string]string{"certificate": k.Certificate}
+	}
+	return nil
 }
+
+// testAudience is the audience test tokens of schemes with a fixed
+// audience name.
+const testAudience = "api://hookgate"

@@ -148,12 +148,6 @@ func (b *braintree) Verify(r *Request) (Result, error) {
 	return Result{}, ErrInvalidSignature
 }
 
-// Sign puts the signed fields in the body: msg.Body is the notification
-// XML, and the key PUBLIC_KEY:PRIVATE_KEY.
-func (b *braintree) Sign(key string, msg Message) (http.Header, error) {
-	return http.Header{}, nil
-}
-
 // BraintreeForm is the form body Braintree posts for a notification XML,
 // signed with PUBLIC_KEY:PRIVATE_KEY.
 func BraintreeForm(key string, xml []byte) ([]byte, error) {
@@ -751,9 +745,6 @@ func (d *dropboxSign) Verify(r *Request) (Result, error) {
 	return Result{}, ErrInvalidSignature
 }
 
-// Sign adds nothing: the hash is in the body (DropboxSignHash).
-func (d *dropboxSign) Sign(string, Message) (http.Header, error) { return http.Header{}, nil }
-
 // DropboxSignHash is event_hash for an event time and type.
 func DropboxSignHash(key, eventTime, eventType string) string {
 	mac := hmac.New(sha256.New, []byte(key))
@@ -792,5 +783,3 @@ func (p *bodyPasscode) Verify(r *Request) (Result, error) {
 	}
 	return Result{}, ErrInvalidSignature
 }
-
-func (p *bodyPasscode) Sign(string, Message) (http.Header, error) { return http.Header{}, nil }

@@ -24,9 +24,9 @@ func init() {
 			Format:      FormatForm,
 			Docs:        "https://developer.paypal.com/braintree/docs/guides/webhooks/parse/node/",
 			Bespoke: Bespoke{
+				NewKeys:  keyAndSecret,
 				Build:    newBraintree,
 				Describe: "hmac-sha1 hex over the bt_payload field, keyed with sha1(PRIVATE_KEY), in bt_signature PUBLIC_KEY|hex; bt_payload must be base64 of XML",
-				Signer:   &braintree{},
 			},
 			Handshakes: []*Handshake{braintreeChallenge},
 			Dedup:      Dedup{Scheme: "sha256 of bt_payload (Braintree sends no event id)"},

@@ -41,7 +41,6 @@ func init() {
 				Describe: "hmac-sha256 hex of event.event_time + event.event_type in event.event_hash (JSON, or the json field of a form or multipart form); " +
 					"event_time within 4 days; each hash accepted once",
 				SignsFreshness: true,
-				Signer:         &dropboxSign{},
 			},
 			Response: "Hello API Event Received",
 			Dedup:    Dedup{Scheme: "the signed event_hash, so that a captured hash is accepted once"},
@@ -192,7 +191,6 @@ func init() {
 			Bespoke: Bespoke{
 				Build:    newBodyPasscode("passcode"),
 				Describe: "the body's passcode equal to a secret",
-				Signer:   &bodyPasscode{},
 			},
 			Handshakes: []*Handshake{figmaPing},
 			Dedup:      Dedup{Key: `body.webhook_id + ":" + body.event_type + ":" + body.timestamp + ":" + (body.file_key ?? "")`},

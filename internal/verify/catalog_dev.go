@@ -35,7 +35,9 @@ const eventGridApp = "4962773b-9cdb-44cf-a8bf-237846a00ab7"
 // application. Secrets are tenant ids.
 var entraJWT = bearerConfig{
 	header: "Authorization", prefix: "Bearer ", alg: "RS256", audienceOption: "audience", requireExp: true, tenantClaim: "tid",
-	jwksFor: func(tenant string) string { return "https://login.microsoftonline.com/" + tenant + "/discovery/v2.0/keys" },
+	jwksFor: func(tenant string) string {
+		return "https://login.microsoftonline.com/" + tenant + "/discovery/v2.0/keys"
+	},
 	issuersFor: func(tenant string) []string {
 		return []string{"https://sts.windows.net/" + tenant + "/", "https://login.microsoftonline.com/" + tenant + "/v2.0"}
 	},
@@ -46,7 +48,7 @@ var entraJWT = bearerConfig{
 		return nil
 	},
 	sign: func(msg Message, tenant string) map[string]any {
-		return map[string]any{"iss": "https://sts.windows.net/" + tenant + "/", "aud": "api://hookgate", "tid": tenant, "appid": eventGridApp,
+		return map[string]any{"iss": "https://sts.windows.net/" + tenant + "/", "aud": testAudience, "tid": tenant, "appid": eventGridApp,
 			"roles": []string{"AzureEventGridSecureWebhookSubscriber"}, "nbf": msg.Time.Unix(), "iat": msg.Time.Unix(), "exp": msg.Time.Add(time.Hour).Unix()}
 	},
 }
@@ -173,7 +175,7 @@ func init() {
 			Spec:        bodyHMAC("hmac-sha512", "X-TFE-Notification-Signature", "", "hex"),
 			Handshakes:  []*Handshake{terraformVerification},
 			Docs:        "https://developer.hashicorp.com/terraform/cloud-docs/api-docs/notification-configurations#notification-authenticity",
-			Dedup: Dedup{Key: `body.notification_configuration_id + ":" + (body.run_id ?? "") + ":" + join(map(body.notifications ?? [], {.trigger + "@" + (.run_updated_at ?? "")}), ",")`},
+			Dedup:       Dedup{Key: `body.notification_configuration_id + ":" + (body.run_id ?? "") + ":" + join(map(body.notifications ?? [], {.trigger + "@" + (.run_updated_at ?? "")}), ",")`},
 			Delivery: Delivery{Retries: "not documented; the last response is kept",
 				Docs: "https://developer.hashicorp.com/terraform/cloud-docs/workspaces/settings/notifications"},
 		},
@@ -217,7 +219,7 @@ func init() {
 				Headers:        []string{"Authorization"},
 				SignsFreshness: true,
 				Signer:         &bearerJWT{bearerConfig: googleJWT},
-				NewKeys:        func() (string, string, error) { return newRSATestKey("push@hookgate-test.iam.gserviceaccount.com") },
+				NewKeys:        func() (string, string, error) { return newRSATestKey("push@hookgate-test.iam.gserviceaccount.com", "") },
 			},
 			// One message fans out to each subscription with one id.
 			Dedup: Dedup{Key: `body.subscription + ":" + body.message.messageId`},
@@ -246,7 +248,9 @@ func init() {
 				Headers:        []string{"Authorization"},
 				SignsFreshness: true,
 				Signer:         &bearerJWT{bearerConfig: entraJWT},
-				NewKeys:        func() (string, string, error) { return newRSATestKey("00000000-0000-4000-8000-" + randomHex(6)) },
+				NewKeys: func() (string, string, error) {
+					return newRSATestKey("00000000-0000-4000-8000-"+randomHex(6), testAudience)
+				},
 			},
 			Handshakes: []*Handshake{eventGridValidation, cloudEventsOptions},
 			Dedup:      Dedup{Key: `type(body) == "array" ? join(map(body, {(.topic ?? .source ?? "") + ":" + .id}), ",") : (body.source ?? "") + ":" + body.id`},
@@ -272,7 +276,6 @@ func init() {
 				Build: newAppleStore,
 				Describe: "ES256 JWS in the body's signedPayload; x5c leaf and intermediate checked against the pinned root (Apple Root CA - G3, or provider_options root) " +
 					"at signedDate, with Apple's marker OIDs; bundleId among the secrets",
-				Signer:  &appleStore{},
 				NewKeys: appleKeys,
 			},
 			Dedup: Dedup{Scheme: "the signed notificationUUID, the same on every retry"},

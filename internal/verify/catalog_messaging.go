@@ -66,6 +66,7 @@ func init() {
 			Description: "Pusher Channels: X-Pusher-Signature over the body, HMAC-SHA256 hex with the app secret X-Pusher-Key names; secrets are APP_KEY:APP_SECRET",
 			Docs:        "https://pusher.com/docs/channels/server_api/webhooks/",
 			Bespoke: Bespoke{
+				NewKeys:  keyAndSecret,
 				Build:    newKeyedHMAC("X-Pusher-Key", "X-Pusher-Signature", false),
 				Describe: "hmac-sha256 hex over {body} with the secret of the app X-Pusher-Key names",
 				Headers:  []string{"X-Pusher-Key", "X-Pusher-Signature"},
@@ -83,6 +84,7 @@ func init() {
 			Description: "Stream (chat, video): X-Signature over the uncompressed body, HMAC-SHA256 hex with the secret of X-Api-Key; secrets are API_KEY:API_SECRET",
 			Docs:        "https://getstream.io/chat/docs/node/webhooks_overview/",
 			Bespoke: Bespoke{
+				NewKeys:  keyAndSecret,
 				Build:    newKeyedHMAC("X-Api-Key", "X-Signature", true),
 				Describe: "hmac-sha256 hex over the body, inflated first when it is gzip, with the secret of the app X-Api-Key names",
 				Headers:  []string{"X-Api-Key", "X-Signature"},
@@ -100,6 +102,7 @@ func init() {
 			Description: "LiveKit: Authorization JWT HS256 (no Bearer) issued by the API key, whose sha256 claim is the body's base64 SHA-256; secrets are API_KEY:API_SECRET",
 			Docs:        "https://docs.livekit.io/home/server/webhooks/",
 			Bespoke: Bespoke{
+				NewKeys:        keyAndSecret,
 				Build:          livekitJWT.build,
 				Signer:         &bearerJWT{bearerConfig: livekitJWT},
 				Describe:       "JWT HS256 in Authorization, iss = API key, exp required, sha256 = base64 sha256 of the body",

@@ -94,7 +94,7 @@ func init() {
 			},
 			Handshakes: []*Handshake{frontChallenge},
 			Docs:       "https://dev.frontapp.com/docs/application-webhooks",
-			Dedup:      Dedup{Key: `body.payload?.id ?? body.type + ":" + body.authorization.id`},
+			Dedup:      Dedup{Key: `body.payload?.id ?? (body.type + ":" + body.authorization.id)`},
 			Delivery:   Delivery{Retries: "up to 3 retries", Docs: "https://dev.frontapp.com/docs/application-webhooks"},
 		},
 		Preset{

@@ -21,11 +21,11 @@ func FuzzEveryPreset(f *testing.F) {
 	}
 	var schemes []compiled
 	for _, p := range Presets() {
-		secret, _, err := GenerateKeys(p)
+		secret, key, err := GenerateKeys(p)
 		if err != nil {
 			f.Fatal(err)
 		}
-		s, err := p.Compile([]string{secret}, Options{})
+		s, err := p.Compile([]string{secret}, Options{ProviderOptions: TestKeyOptions(key)})
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -74,7 +74,7 @@ func FuzzSignatureNeedsTheSecret(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		other, _, err := GenerateKeys(p)
+		other, otherKey, err := GenerateKeys(p)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -84,11 +84,11 @@ func FuzzSignatureNeedsTheSecret(f *testing.F) {
 		if key == "" {
 			key = secret
 		}
-		right, err := p.Compile([]string{secret}, Options{})
+		right, err := p.Compile([]string{secret}, Options{ProviderOptions: TestKeyOptions(key)})
 		if err != nil {
 			f.Fatal(err)
 		}
-		wrong, err := p.Compile([]string{other}, Options{})
+		wrong, err := p.Compile([]string{other}, Options{ProviderOptions: TestKeyOptions(otherKey)})
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -57,8 +57,18 @@ func GenerateKeys(p Preset) (secret, signingKey string, err error) {
 		return k, k, nil
 	case "hex":
 		return hexKeys()
+	case "base64":
+		k := base64.StdEncoding.EncodeToString([]byte(randomHex(16)))
+		return k, k, nil
 	}
 	k := "hg_test_" + randomHex(16)
+	return k, k, nil
+}
+
+// keyAndSecret makes a KEY:SECRET pair (Pusher's app key and secret,
+// LiveKit's API key and secret, Braintree's public and private keys).
+func keyAndSecret() (secret, signingKey string, err error) {
+	k := "hgkey" + randomHex(6) + ":hg_test_" + randomHex(16)
 	return k, k, nil
 }
 
