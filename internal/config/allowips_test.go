@@ -81,7 +81,7 @@ func TestParseAllowIPsErrors(t *testing.T) {
 		{"    allow_ips: []", "    allow_ips: 10.0.0.0/8", `routes.yaml:27:16: source open.allow_ips must be a list`},
 		{"    allow_ips: []", "    allow_ips:", `routes.yaml:27:15: source open.allow_ips must be a list`},
 		{"    allow_ips: []", "    allow_ips: [{cidr: 10.0.0.0/8}]", `routes.yaml:27:17: source open.allow_ips must be a string`},
-		{"    allow_ips: []", "    allow_ips: [nope]", `(named ranges: github, paddle, paddle-sandbox, pagerduty, sentry, square, square-sandbox, stripe)`},
+		{"    allow_ips: []", "    allow_ips: [nope]", `(named ranges: apple-app-store, customer-io, github, knock, paddle, paddle-sandbox, pagerduty, paystack, persona, razorpay, revolut, sentry, square, square-sandbox, stripe, telegram, workos)`},
 		{"refresh: 6h", "refresh: 10s", `routes.yaml:6:12: ip_ranges.refresh must be off or at least 1m0s`},
 		{"refresh: 6h", "refresh: soon", `routes.yaml:6:12: ip_ranges.refresh: invalid duration "soon"`},
 		{"refresh: 6h", "refersh: 6h", `routes.yaml:6:3: ip_ranges: unknown key "refersh"`},

@@ -2,8 +2,11 @@ package ingest_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,16 +35,24 @@ func TestCatalogDedupProperties(t *testing.T) {
 			path := "/hooks/" + p.Name
 			public := "https://hooks.example.com" + path
 			extra := fmt.Sprintf("    public_url: %s\n", public)
+			if opts := verify.TestKeyOptions(key); opts != nil {
+				extra += "    provider_options:\n"
+				for k, v := range opts {
+					extra += fmt.Sprintf("      %s: %q\n", k, v)
+				}
+			}
 			if p.Keys.Learned {
 				extra += "    learn_secret: {until: \"" + testNow.Add(time.Hour).UTC().Format(time.RFC3339) + "\"}\n"
 			} else {
 				extra += fmt.Sprintf("    secrets: [%q]\n", secret)
 			}
 			h, _ := routingHarness(t, fmt.Sprintf("upstreams:\n  legacy:\n    url: http://127.0.0.1:1\nsources:\n  s:\n    path: %s\n    provider: %s\n    default: [legacy]\n%s", path, p.Name, extra))
-			if p.Keys.Learned {
-				if rec := h.do("POST", path, http.Header{"X-Hook-Secret": {key}}, nil); rec.Code != 200 {
+			if hdr, body, ok := samples.LearnRequest(p, key); ok {
+				if rec := h.do("POST", path, hdr, body); rec.Code != 200 {
 					t.Fatalf("handshake: %d", rec.Code)
 				}
+			} else if p.Keys.Learned {
+				t.Fatal("a learned-secret preset without a Learn handshake in its kit")
 			}
 			const object = "5e1ec7ed0b1e"
 			sample := func(step int, id string, at time.Time) (http.Header, []byte) {
@@ -90,9 +101,19 @@ func TestCatalogDedupProperties(t *testing.T) {
 	}
 }
 
-// mentions reports whether a request names its sample's Object.
+// mentions reports whether a request names its sample's Object, in the
+// body, a header, or what a body carries encoded (a JWS payload, a base64
+// form field).
 func mentions(hdr http.Header, body []byte, in samples.Input) bool {
 	needles := []string{in.Object, strconv.FormatInt(in.ObjectNumber(), 10)}
+	for _, part := range regexp.MustCompile(`[A-Za-z0-9+/_%-]{40,}={0,2}`).FindAllString(string(body), -1) {
+		part, _ = url.QueryUnescape(part)
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawURLEncoding} {
+			if decoded, err := enc.DecodeString(strings.TrimSpace(part)); err == nil {
+				body = append(append(body, ' '), decoded...)
+			}
+		}
+	}
 	for _, n := range needles {
 		if bytes.Contains(body, []byte(n)) || bytes.Contains(bytes.ReplaceAll(body, []byte("-"), nil), []byte(n)) {
 			return true

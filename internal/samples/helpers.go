@@ -137,3 +137,6 @@ var metaSigner = signers{verify.SpecSigner(hubSpec("X-Hub-Signature-256", "sha25
 type inBody struct{}
 
 func (inBody) Sign(string, verify.Message) (http.Header, error) { return http.Header{}, nil }
+
+// jsonHeader is the header of a JSON body.
+func jsonHeader() http.Header { return http.Header{"Content-Type": {"application/json"}} }

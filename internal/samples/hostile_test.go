@@ -27,7 +27,7 @@ func signedSample(t *testing.T, p verify.Preset, at time.Time, target string) (v
 	for k, v := range headers {
 		sample.Header[k] = v
 	}
-	scheme, err := p.Compile([]string{secret}, verify.Options{})
+	scheme, err := p.Compile([]string{secret}, verify.Options{ProviderOptions: verify.TestKeyOptions(signingKey)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -273,6 +273,9 @@ func init() {
 		New: func(in Input) (Sample, error) {
 			return jsonSample(obj{"events": []obj{{"action": in.pick("added", "changed"), "created_at": in.RFC3339(), "resource": obj{"gid": strconv.FormatInt(in.ObjectNumber(), 10), "resource_type": "task"}, "user": obj{"gid": "1"}}}})
 		},
+		Learn: func(secret string) (http.Header, []byte) {
+			return http.Header{"X-Hook-Secret": {secret}}, nil
+		},
 		Sends: []string{"Content-Type", "X-Hook-Signature"},
 	})
 	register("okta", Kit{

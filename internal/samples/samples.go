@@ -22,6 +22,10 @@ type Kit struct {
 	// Signer signs samples where the preset's scheme cannot (a signature
 	// in the body, a second header the provider sends); nil signs with it.
 	Signer verify.Signer
+	// Learn is the handshake that teaches a learned-secret scheme its
+	// secret (Asana's X-Hook-Secret, Notion's verification_token); nil for
+	// the others.
+	Learn func(secret string) (http.Header, []byte)
 	// Sends names the headers the provider sends with every event, the
 	// signature's among them. A backend that validates with the provider's
 	// SDK may refuse a request that lacks one, so a sample carries each of
@@ -41,6 +45,17 @@ func register(name string, k Kit) {
 		panic("sample kit for a preset the catalog does not have: " + name)
 	}
 	kits[name] = k
+}
+
+// LearnRequest is the handshake that teaches p's scheme secret, if it
+// learns one.
+func LearnRequest(p verify.Preset, secret string) (http.Header, []byte, bool) {
+	k := kits[p.Name]
+	if k.Learn == nil {
+		return nil, nil, false
+	}
+	h, body := k.Learn(secret)
+	return h, body, true
 }
 
 // Sends names the headers the provider always sends (Kit.Sends).

@@ -24,8 +24,8 @@ func TestEverySampleVerifies(t *testing.T) {
 			if _, err := scheme.Verify(req); err == nil && !p.Trust.BodyUnsigned {
 				t.Fatalf("tampered sample accepted: %s", req.Body)
 			}
-			other, _, _ := verify.GenerateKeys(p)
-			if otherScheme, err := p.Compile([]string{other}, verify.Options{}); err != nil {
+			other, otherKey, _ := verify.GenerateKeys(p)
+			if otherScheme, err := p.Compile([]string{other}, verify.Options{ProviderOptions: verify.TestKeyOptions(otherKey)}); err != nil {
 				t.Fatal(err)
 			} else if _, err := otherScheme.Verify(&verify.Request{Body: body, Header: req.Header, Method: "POST", URL: target, Now: now}); !errors.Is(err, verify.ErrInvalidSignature) {
 				t.Fatalf("another key: got %v, want verify.ErrInvalidSignature", err)

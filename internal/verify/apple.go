@@ -178,9 +178,11 @@ func appleKeys() (secret, signingKey string, err error) {
 		cert, err := x509.ParseCertificate(der)
 		return cert, key, err
 	}
-	now := time.Now()
+	// Valid from 2000, so that samples dated in the past (tests) verify at
+	// their signedDate as real notifications do.
+	from, until := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC), time.Now().Add(10*365*24*time.Hour)
 	ca := func(name string, serial int64, ext ...pkix.Extension) *x509.Certificate {
-		return &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name}, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(365 * 24 * time.Hour),
+		return &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name}, NotBefore: from, NotAfter: until,
 			IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, ExtraExtensions: ext}
 	}
 	root, rootKey, err := mk(ca("Hookgate Test Root", 1), nil, nil)
@@ -191,7 +193,7 @@ func appleKeys() (secret, signingKey string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	leafTmpl := &x509.Certificate{SerialNumber: big.NewInt(3), Subject: pkix.Name{CommonName: "Hookgate Test Leaf"}, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(365 * 24 * time.Hour),
+	leafTmpl := &x509.Certificate{SerialNumber: big.NewInt(3), Subject: pkix.Name{CommonName: "Hookgate Test Leaf"}, NotBefore: from, NotAfter: until,
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtraExtensions: []pkix.Extension{{Id: appleLeafOID, Value: []byte{5, 0}}}}
 	leaf, leafKey, err := mk(leafTmpl, inter, interKey)
 	if err != nil {

@@ -123,17 +123,24 @@ func (c bearerConfig) build(secrets []string, opts Options) (Scheme, error) {
 			static[j.Kid] = pub
 		}
 	}
+	// Configured keys replace the provider's: nothing is fetched.
+	source := func(jwksURL string) keySource {
+		if len(static) > 0 {
+			return static
+		}
+		return newJWKS(jwksURL)
+	}
 	if c.tenantClaim != "" {
 		if len(secrets) == 0 {
 			return nil, errors.New("no secrets (tenant ids)")
 		}
 		b.tenants = map[string]keySource{}
 		for _, tenant := range secrets {
-			b.tenants[tenant] = chainedKeys{static: static, fetched: newJWKS(c.jwksFor(tenant))}
+			b.tenants[tenant] = source(c.jwksFor(tenant))
 		}
 		return b, nil
 	}
-	b.keys = chainedKeys{static: static, fetched: newJWKS(c.jwksURL)}
+	b.keys = source(c.jwksURL)
 	return b, nil
 }
 
@@ -410,6 +417,7 @@ func TestKeyOptions(signingKey string) map[string]string {
 		JWKS        string `json:"jwks"`
 		Audience    string `json:"audience"`
 		Root        string `json:"root"`
+		WebhookID   string `json:"webhook_id"`
 		Certificate string `json:"certificate"`
 	}
 	if json.Unmarshal([]byte(signingKey), &k) != nil {
@@ -422,7 +430,7 @@ func TestKeyOptions(signingKey string) map[string]string {
 		return map[string]string{"keys": k.JWKS}
 	case k.Root != "":
 		return map[string]string{"root": k.Root}
-	case k.Certificate != "":
+	case k.WebhookID != "" && k.Certificate != "":
 		return map[string]string{"certificate": k.Certificate}
 	}
 	return nil

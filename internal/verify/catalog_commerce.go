@@ -69,8 +69,8 @@ func init() {
 			Bespoke: Bespoke{
 				Build: newPayPal,
 				Describe: "sha256withrsa base64 over {transmission id}|{transmission time}|{webhook id}|{crc32 of body}; PAYPAL-CERT-URL on api(-m)(.sandbox).paypal.com over https, " +
-					"issued to messageverificationcerts.*.paypal.com, cached; transmission time within 10 min; each transmission id accepted once",
-				Headers:        []string{"Paypal-Transmission-Sig", "Paypal-Transmission-Id", "Paypal-Transmission-Time", "Paypal-Cert-Url", "Paypal-Auth-Algo"},
+					"issued to messageverificationcerts.*.paypal.com, cached (or the provider_options certificate); transmission time within 10 min; each transmission id accepted once",
+				Headers:        []string{"Paypal-Transmission-Sig", "Paypal-Transmission-Id", "Paypal-Transmission-Time", "Paypal-Auth-Algo"},
 				SignsFreshness: true,
 				Signer:         &paypal{},
 				NewKeys:        paypalKeys,

@@ -54,8 +54,8 @@ func init() {
 			Docs:        "https://developer.box.com/guides/webhooks/v2/signatures-v2/",
 			Bespoke: Bespoke{
 				Build:          newBox,
-				Describe:       "hmac-sha256 base64 over {body}{timestamp} with the primary or secondary key; BOX-DELIVERY-TIMESTAMP at most 10 min old and not in the future",
-				Headers:        []string{"Box-Signature-Primary", "Box-Signature-Secondary", "Box-Delivery-Timestamp"},
+				Describe:       "hmac-sha256 base64 over {body}{timestamp} in BOX-SIGNATURE-PRIMARY (or -SECONDARY) with the primary or secondary key; BOX-DELIVERY-TIMESTAMP at most 10 min old and not in the future",
+				Headers:        []string{"Box-Signature-Primary", "Box-Delivery-Timestamp"},
 				SignsFreshness: true,
 				Signer:         &box{},
 			},
@@ -113,6 +113,10 @@ func init() {
 				Describe: "hmac-sha256 hex over {body}; the verification_token is learned from Notion's one-time verification request inside the learn_secret window, and shown once by `hookgate secrets reveal`",
 				Headers:  []string{"X-Notion-Signature"},
 				Signer:   &asana{header: "X-Notion-Signature", prefix: "sha256="},
+				NewKeys: func() (string, string, error) {
+					k := "secret_" + randomHex(20)
+					return k, k, nil
+				},
 			},
 			// attempt_number changes on each retry; the event id does not.
 			Dedup: Dedup{Key: `body.id`},

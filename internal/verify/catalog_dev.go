@@ -218,8 +218,10 @@ func init() {
 					"aud = provider_options audience (default {url}), email among the secrets and email_verified",
 				Headers:        []string{"Authorization"},
 				SignsFreshness: true,
-				Signer:         &bearerJWT{bearerConfig: googleJWT},
-				NewKeys:        func() (string, string, error) { return newRSATestKey("push@hookgate-test.iam.gserviceaccount.com", "") },
+				// Without an audience option, the token is for the push URL.
+				SignsURL: true,
+				Signer:   &bearerJWT{bearerConfig: googleJWT},
+				NewKeys:  func() (string, string, error) { return newRSATestKey("push@hookgate-test.iam.gserviceaccount.com", "") },
 			},
 			// One message fans out to each subscription with one id.
 			Dedup: Dedup{Key: `body.subscription + ":" + body.message.messageId`},
@@ -229,7 +231,7 @@ func init() {
 				Public:   true,
 				Options: []ProviderOption{
 					{Name: "audience", Doc: "the audience the subscription's token names (default: the push URL)", Example: "https://hooks.example.com/hooks/pubsub"},
-					{Name: "keys", Doc: "a JWKS to verify with besides Google's (tests, `hookgate keys new`)", Example: `{"keys":[]}`},
+					{Name: "keys", Doc: "a JWKS to verify with instead of Google's (tests, `hookgate keys new`)", Example: `{"keys":[]}`},
 				},
 			},
 			Trust: Trust{BodyUnsigned: true},
@@ -260,7 +262,7 @@ func init() {
 				Public:   true,
 				Options: []ProviderOption{
 					{Name: "audience", Doc: "the application id or URI the subscription's token is for (required)", Example: "api://hookgate"},
-					{Name: "keys", Doc: "a JWKS to verify with besides the tenant's (tests, `hookgate keys new`)", Example: `{"keys":[]}`},
+					{Name: "keys", Doc: "a JWKS to verify with instead of the tenant's (tests, `hookgate keys new`)", Example: `{"keys":[]}`},
 				},
 			},
 			Trust: Trust{BodyUnsigned: true},

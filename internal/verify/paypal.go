@@ -94,7 +94,7 @@ func (p *paypal) Verify(r *Request) (Result, error) {
 	if err != nil || len(sig) == 0 || len(sig) > 1024 || !paypalTransmission.MatchString(id) {
 		return Result{}, ErrMalformedSignature
 	}
-	if algo := h.Get("Paypal-Auth-Algo"); algo != "" && algo != "SHA256withRSA" {
+	if h.Get("Paypal-Auth-Algo") != "SHA256withRSA" {
 		return Result{}, ErrMalformedSignature
 	}
 	sent, err := time.Parse(time.RFC3339Nano, at)
