@@ -24,7 +24,7 @@ func alias(p Preset, delivery Delivery) Preset {
 func init() {
 	register(
 		alias(standardWebhooks("anthropic", "Anthropic: Standard Webhooks (webhook-id/-timestamp/-signature v1,…), HMAC-SHA256 base64, whsec_ key", "webhook",
-			"https://platform.claude.com/docs/en/build-with-claude/webhooks", "sdk: @anthropic-ai/sdk@0.71.0"),
+			"https://platform.claude.com/docs/en/build-with-claude/webhooks", "sdk: @anthropic-ai/sdk@1.15.0"),
 			Delivery{Retries: "up to 3 attempts with jittered backoff of 5 s to 2 min, then dropped", Docs: "https://platform.claude.com/docs/en/build-with-claude/webhooks"}),
 		alias(standardWebhooks("incident-io", "incident.io: Standard Webhooks through Svix (webhook-id/-timestamp/-signature v1,…), HMAC-SHA256 base64, whsec_ key", "webhook",
 			"https://docs.incident.io/api-reference/webhooks", "sdk: svix@2.5.0"),

@@ -8,7 +8,7 @@ func init() {
 	register(
 		Preset{
 			Name:        "razorpay",
-			Checked:     "sdk: razorpay@2.9.6",
+			Checked:     "sdk: razorpay@2.9.8",
 			Description: "Razorpay: X-Razorpay-Signature over the body, HMAC-SHA256 hex (the webhook secret)",
 			Spec:        bodyHMAC("hmac-sha256", "X-Razorpay-Signature", "", "hex"),
 			Docs:        "https://razorpay.com/docs/webhooks/validate-test/",

@@ -18,7 +18,7 @@ func init() {
 	register(
 		Preset{
 			Name:        "sanity",
-			Checked:     "vector",
+			Checked:     "sdk: @sanity/webhook@4.0.4",
 			Description: "Sanity: sanity-webhook-signature t=…,v1=… over t.body, HMAC-SHA256 base64url, millisecond timestamp",
 			Spec: Spec{
 				Algorithm: "hmac-sha256", Header: "sanity-webhook-signature", SignatureKey: "v1", TimestampKey: "t", Encoding: "base64url",

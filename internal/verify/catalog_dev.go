@@ -302,7 +302,7 @@ func init() {
 // is used as written, as OpenAI's SDK does.
 func openAI() Preset {
 	p := standardWebhooks("openai", "OpenAI: Standard Webhooks (webhook-id/-timestamp/-signature v1,…), HMAC-SHA256 base64, whsec_ key", "webhook",
-		"https://platform.openai.com/docs/guides/webhooks", "sdk: openai@6.9.1")
+		"https://platform.openai.com/docs/guides/webhooks", "sdk: openai@7.59.0")
 	p.Spec.SecretEncoding = "whsec-or-raw"
 	p.Delivery = Delivery{Retries: "exponential backoff for up to 72 h", RetryWindow: Span(72 * time.Hour), Docs: "https://platform.openai.com/docs/guides/webhooks"}
 	return p

@@ -165,7 +165,7 @@ func init() {
 		},
 		Preset{
 			Name:        "mailersend",
-			Checked:     "sdk: mailersend@2.6.0",
+			Checked:     "docs",
 			Description: "MailerSend: Signature over the body, HMAC-SHA256 hex (the webhook's signing secret)",
 			Spec:        bodyHMAC("hmac-sha256", "Signature", "", "hex"),
 			Docs:        "https://developers.mailersend.com/api/v1/webhooks.html",

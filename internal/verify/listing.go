@@ -84,21 +84,48 @@ func (p Preset) dedupCell() string {
 	return escape(p.DedupSummary())
 }
 
-// MarkdownTable renders every preset as the table in docs/providers.md.
+// MarkdownTable renders every preset as the tables in docs/providers.md:
+// the schemes, then the providers' delivery facts.
 func MarkdownTable() string {
 	var b strings.Builder
 	b.WriteString("# Provider presets\n\n")
 	b.WriteString("Generated from the preset definitions by `hookgate providers --markdown`; do not edit by hand.\n")
 	b.WriteString("Each preset is one word in routes.yaml: `provider: <name>`.\n\n")
-	b.WriteString("| preset | provider | headers | scheme | dedup key | handshakes | live/test |\n")
-	b.WriteString("|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "%d presets. **Checked** says what each scheme was tested against: `sdk` names the provider's SDK that signed or accepted "+
+		"the test requests (`internal/verify/testdata/sdk_fixtures.json`), `vector` a published example reproduced, `docs` requests signed per the documentation only.\n\n", len(Presets()))
+	b.WriteString("| preset | provider | headers | scheme | dedup key | handshakes | live/test | checked | source |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, p := range Presets() {
 		provider, _, _ := strings.Cut(p.Description, ":")
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			p.Name, provider, code(p.Headers()), escape(p.Summary()), p.dedupCell(),
-			escape(strings.Join(p.HandshakeNames(), ", ")), codeOne(p.Live.Expr))
+			escape(strings.Join(p.HandshakeNames(), ", ")), codeOne(p.Live.Expr), escape(p.Checked), link(p.Docs))
+	}
+	b.WriteString("\n## Delivery\n\n")
+	b.WriteString("What each provider does with a delivery that fails, as it documents it (empty: not documented). " +
+		"`allow_ips` names the ranges `allow_ips: [<name>]` knows.\n\n")
+	b.WriteString("| preset | retries | for | timeout | redeliver | allow_ips | source |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, p := range Presets() {
+		d := p.Delivery
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", p.Name, escape(d.Retries), spanCell(d.RetryWindow), spanCell(d.Timeout),
+			escape(d.Redeliver), code(d.IPRanges), link(d.Docs))
 	}
 	return b.String()
+}
+
+func spanCell(s Span) string {
+	if s == 0 {
+		return ""
+	}
+	return s.String()
+}
+
+func link(url string) string {
+	if url == "" {
+		return ""
+	}
+	return "[docs](" + url + ")"
 }
 
 func code(items []string) string {

@@ -28,7 +28,10 @@ type sdkFixture struct {
 	ExpectHandshake json.RawMessage   `json:"expect_handshake_response"`
 	// Certificate is the SNS signing certificate (PEM) the payload names.
 	Certificate string `json:"certificate"`
-	Note        string `json:"note"`
+	// Options are the source's provider_options (a pinned root or
+	// certificate, a JWKS).
+	Options map[string]string `json:"provider_options"`
+	Note    string            `json:"note"`
 }
 
 func loadSDKFixtures(t *testing.T) []sdkFixture {
@@ -64,7 +67,11 @@ func TestOfficialSDKSignatures(t *testing.T) {
 	perProvider := map[string]int{}
 	for i, f := range loadSDKFixtures(t) {
 		t.Run(f.Provider+"/"+f.SDK, func(t *testing.T) {
-			scheme := compilePreset(t, f.Provider, f.Secret)
+			p, _ := Lookup(f.Provider)
+			scheme, err := p.Compile([]string{f.Secret}, Options{ProviderOptions: f.Options})
+			if err != nil {
+				t.Fatalf("%s: %v", f.Provider, err)
+			}
 			if f.Certificate != "" {
 				cacheSNSCert(t, f)
 			}

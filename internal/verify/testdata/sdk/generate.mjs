@@ -43,6 +43,7 @@ import { signRequest as contentfulSign, verifyRequest as contentfulVerify } from
 import https from "node:https";
 import { EventEmitter } from "node:events";
 import SNSValidator from "sns-validator";
+import { addRound3 } from "./round3.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -2563,8 +2564,11 @@ m3pmU+oyzDmwahc63d9tU95NtSh3uctR7zy92jYzyqqO6RFa8n+lElInkqzmMD1u
   });
 }
 
+// ------------------------------------------------------------ round 3 ---
+await addRound3({ fixtures, sdkVersion, at, TS, urlFor, keysDir: join(here, "keys") });
+
 // ------------------------------------------------------- output & checks ---
-const ORDER = ["provider", "sdk", "secret", "signing_key", "certificate", "payload", "method", "url", "headers", "timestamp", "note", "expect_handshake_response"];
+const ORDER = ["provider", "sdk", "secret", "signing_key", "certificate", "provider_options", "payload", "method", "url", "headers", "timestamp", "note", "expect_handshake_response"];
 const out = fixtures.map((f) => {
   const g = { ...f, method: f.method ?? "POST", url: f.url ?? urlFor(f.provider) };
   const extra = Object.keys(g).filter((k) => !ORDER.includes(k));
