@@ -30,6 +30,14 @@ func TestSendEveryPreset(t *testing.T) {
 		}
 		signingKeys[p.Name] = signingKey
 		fmt.Fprintf(&routes, "  %s:\n    path: /hooks/%s\n    provider: %s\n    secrets: [%q]\n    default: [legacy]\n", p.Name, p.Name, p.Name, secret)
+		// Test keys of fetched-key schemes are verified with what the
+		// source pins instead (a JWKS, a root, a certificate).
+		if opts := verify.TestKeyOptions(signingKey); opts != nil {
+			routes.WriteString("    provider_options:\n")
+			for k, v := range opts {
+				fmt.Fprintf(&routes, "      %s: %q\n", k, v)
+			}
+		}
 	}
 	dir, port, admin := newGatewayDir(t, routes.String(), passthrough.addr)
 	g := startGateway(t, dir, port, admin)
