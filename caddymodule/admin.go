@@ -58,6 +58,7 @@ var adminRoutes = map[string]func(w http.ResponseWriter, r *http.Request, g *liv
 	"POST /hookgate/upstreams/{name}/{action}": setPaused,
 	"GET /hookgate/secrets":                    listSecrets,
 	"DELETE /hookgate/secrets/{source}":        revokeSecret,
+	"POST /hookgate/secrets/{source}/reveal":   revealSecret,
 }
 
 // adminMux routes /hookgate/ by method and path; what it does not know

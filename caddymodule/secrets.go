@@ -10,7 +10,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/hookgate/hookgate/internal/ingest"
 	"github.com/hookgate/hookgate/internal/store"
+	"github.com/hookgate/hookgate/internal/verify"
 )
 
 // Secrets a handshake established (Asana's X-Hook-Secret), listed and
@@ -98,6 +100,47 @@ func revokeSecret(w http.ResponseWriter, r *http.Request, g *liveGateway) error 
 		g.owner.logger.Info("learned secret revoked", zap.String("source", source), zap.String("scope", match[0].Scope))
 	}
 	return writeJSON(w, map[string]any{"revoked": ViewSecret(match[0])})
+}
+
+// revealSecret answers POST /hookgate/secrets/{source}/reveal[?scope=]: the
+// learned secret itself, for a preset whose secret the operator must copy
+// into the provider (Notion's verification_token), and only while the
+// source's learning window is open. Each reveal is logged, the secret never.
+func revealSecret(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
+	source, scope := r.PathValue("source"), r.URL.Query().Get("scope")
+	now := time.Now()
+	var learning []ingest.LearningSource
+	for _, p := range g.pipelines {
+		for _, s := range p.LearningSources() {
+			if s.Source == source && (scope == "" || s.Scope == scope) {
+				learning = append(learning, s)
+			}
+		}
+	}
+	switch {
+	case len(learning) == 0:
+		return apiError(http.StatusNotFound, "no source %q%s learns a secret", source, inScope(scope))
+	case len(learning) > 1:
+		return apiError(http.StatusConflict, "source %q is in several scopes; choose one with ?scope=", source)
+	}
+	s := learning[0]
+	if preset, ok := verify.Lookup(s.Provider); !ok || !preset.Keys.Reveal {
+		return apiError(http.StatusForbidden, "provider %s does not need its learned secret copied back; it is never shown", s.Provider)
+	}
+	if !now.Before(s.LearnUntil) {
+		return apiError(http.StatusForbidden, "the learning window of source %q is closed; a learned secret is shown only while it is open", source)
+	}
+	ls, err := g.handle.store.LearnedSecret(s.Scope)
+	if err != nil {
+		return err
+	}
+	if ls == nil {
+		return apiError(http.StatusNotFound, "source %q has learned no secret yet", source)
+	}
+	if g.owner != nil && g.owner.logger != nil {
+		g.owner.logger.Info("learned secret revealed", zap.String("source", source), zap.String("scope", s.Scope), zap.String("fingerprint", ViewSecret(*ls).Fingerprint))
+	}
+	return writeJSON(w, map[string]any{"source": ls.Source, "scope": ls.Scope, "learned_at": ls.LearnedAt, "secret": ls.Secret})
 }
 
 func inScope(scope string) string {

@@ -37,10 +37,22 @@ that name.`,
 	}
 	addAdminFlags(revoke)
 	revoke.Flags().String("scope", "", "the scope to revoke, as secrets list shows it")
+	reveal := &cobra.Command{
+		Use:   "reveal <source> [--scope S]",
+		Short: "Prints a learned secret the provider needs copied back (Notion's verification_token)",
+		Long: `
+Prints the secret a source learned, for the presets whose provider asks the
+operator to paste it back (Notion's verification_token), and only while the
+source's learn_secret window is open. Other learned secrets are never shown.`,
+		Args: args(cobra.ExactArgs(1)),
+		RunE: run(runSecretsReveal),
+	}
+	addAdminFlags(reveal)
+	reveal.Flags().String("scope", "", "the scope, as secrets list shows it")
 	return group(&cobra.Command{
 		Use:   "secrets",
-		Short: "Lists or revokes secrets learned in a provider's handshake (Asana)",
-	}, list, revoke)
+		Short: "Lists, reveals or revokes secrets learned in a provider's handshake (Asana, Notion)",
+	}, list, reveal, revoke)
 }
 
 func runSecretsList(cmd *cobra.Command, _ []string) error {
@@ -75,6 +87,19 @@ func runSecretsRevoke(cmd *cobra.Command, a []string) error {
 	}
 	return newAdminClient(cmd).act(cmd, http.MethodDelete, "/hookgate/secrets/"+url.PathEscape(a[0]), q, &out, func() {
 		fmt.Fprintf(cmd.OutOrStdout(), "revoked the secret of %s (%s, %s)\n", out.Revoked.Source, out.Revoked.Scope, out.Revoked.Fingerprint)
+	})
+}
+
+func runSecretsReveal(cmd *cobra.Command, a []string) error {
+	q := url.Values{}
+	if scope, _ := cmd.Flags().GetString("scope"); scope != "" {
+		q.Set("scope", scope)
+	}
+	var out struct {
+		Secret string `json:"secret"`
+	}
+	return newAdminClient(cmd).act(cmd, http.MethodPost, "/hookgate/secrets/"+url.PathEscape(a[0])+"/reveal", q, &out, func() {
+		fmt.Fprintln(cmd.OutOrStdout(), out.Secret)
 	})
 }
 

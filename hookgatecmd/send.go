@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -163,8 +165,10 @@ func keysCommand() *cobra.Command {
 Prints a fresh secret for the provider's scheme: for a shared-secret scheme,
 one value for routes.yaml's secrets: and send --secret; for a public-key
 scheme, the public half for routes.yaml and the private half for
-'hookgate send --secret'. For trials and tests only: real keys come from the
-provider.`,
+'hookgate send --secret'. For a scheme whose keys the gateway fetches
+(google-pubsub, azure-event-grid, paypal, apple-app-store), it also prints
+the provider_options that pin the test key in their place. For trials and
+tests only: real keys come from the provider.`,
 		Args: args(cobra.NoArgs),
 		RunE: run(func(cmd *cobra.Command, _ []string) error {
 			name, _ := cmd.Flags().GetString("provider")
@@ -177,14 +181,22 @@ provider.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
+			options := verify.TestKeyOptions(signing)
 			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
-				return json.NewEncoder(out).Encode(map[string]string{"secret": secret, "signing_key": signing})
+				return json.NewEncoder(out).Encode(map[string]any{"secret": secret, "signing_key": signing, "provider_options": options})
 			}
 			if secret == signing {
 				fmt.Fprintf(out, "secret (routes.yaml secrets: and send --secret):\n%s\n", secret)
 				return nil
 			}
-			fmt.Fprintf(out, "public key (routes.yaml secrets:):\n%s\n\nprivate key (send --secret):\n%s\n", secret, signing)
+			fmt.Fprintf(out, "routes.yaml secrets:\n%s\n\nprivate key (send --secret):\n%s\n", secret, signing)
+			if len(options) > 0 {
+				// Fetched-key schemes verify the test key with what the source pins.
+				fmt.Fprintf(out, "\nroutes.yaml provider_options (instead of the provider's own keys):\n")
+				for _, k := range slices.Sorted(maps.Keys(options)) {
+					fmt.Fprintf(out, "  %s: %q\n", k, options[k])
+				}
+			}
 			return nil
 		}),
 	}

@@ -94,6 +94,8 @@ func (p *Pipeline) handshakeAnswered(r *http.Request, s *source, h *verify.Hands
 type LearningSource struct {
 	Source string `json:"source"`
 	Scope  string `json:"scope"`
+	// Provider is the source's preset.
+	Provider string `json:"provider"`
 	// LearnUntil ends the source's learning window; zero when closed.
 	LearnUntil time.Time `json:"learn_until,omitzero"`
 }
@@ -103,7 +105,7 @@ func (p *Pipeline) LearningSources() []LearningSource {
 	var out []LearningSource
 	for _, s := range p.sources {
 		if s.Learns {
-			out = append(out, LearningSource{Source: s.Name, Scope: s.Scope, LearnUntil: s.LearnUntil})
+			out = append(out, LearningSource{Source: s.Name, Scope: s.Scope, Provider: s.Provider, LearnUntil: s.LearnUntil})
 		}
 	}
 	return out

@@ -131,3 +131,58 @@ func TestLearnedSecretsAdminAndCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestNotionVerificationTokenIsRevealedInTheWindow: Notion's one-time
+// verification request teaches the source its token, which the operator
+// reads with `hookgate secrets reveal` (and the admin API) to paste into
+// Notion; events signed with it are accepted. A second token is refused,
+// Asana's learned secret is never revealed, and nothing is shown once the
+// window is closed.
+func TestNotionVerificationTokenIsRevealedInTheWindow(t *testing.T) {
+	up := newRecorder(t, "", nil)
+	passthrough := newRecorder(t, "", nil)
+	window := func(name, provider string, until time.Time) string {
+		return fmt.Sprintf("  %s:\n    path: /webhooks/%s\n    provider: %s\n    public_url: https://hooks.example.test/webhooks/%s\n    learn_secret: {until: %q}\n    default: [legacy]\n",
+			name, name, provider, name, until.UTC().Format(time.RFC3339))
+	}
+	routes := routesFor(up.addr) + window("notion", "notion", time.Now().Add(time.Hour)) + asanaSource("legacy") +
+		window("closed", "notion", time.Now().Add(-time.Minute))
+	dir, port, admin := newGatewayDir(t, routes, passthrough.addr)
+	g := startGateway(t, dir, port, admin)
+	const token = "secret_e2eNotionVerificationToken0123"
+
+	if out, err := g.cli("secrets", "reveal", "notion"); err == nil || !strings.Contains(out, "learned no secret") {
+		t.Fatalf("reveal before the handshake: %v\n%s", err, out)
+	}
+	if s, _, _ := g.post("/webhooks/notion", http.Header{"Content-Type": {"application/json"}}, []byte(`{"verification_token":"`+token+`"}`)); s != 200 {
+		t.Fatalf("verification request: %d", s)
+	}
+	if s, _, _ := g.post("/webhooks/notion", http.Header{"Content-Type": {"application/json"}}, []byte(`{"verification_token":"secret_attacker000000000000"}`)); s != 403 {
+		t.Fatalf("a second verification request: %d", s)
+	}
+	out, err := g.cli("secrets", "reveal", "notion")
+	if err != nil || strings.TrimSpace(out) != token {
+		t.Fatalf("secrets reveal: %v\n%s", err, out)
+	}
+	event := []byte(`{"id":"367cba44-b6f3-4c92-81e7-6a2e9659efd4","type":"page.created","entity":{"id":"153104cd","type":"page"}}`)
+	mac := hmac.New(sha256.New, []byte(token))
+	mac.Write(event)
+	if s, _, _ := g.post("/webhooks/notion", http.Header{"X-Notion-Signature": {"sha256=" + hex.EncodeToString(mac.Sum(nil))}}, event); s != 200 {
+		t.Fatalf("event signed with the token: %d", s)
+	}
+	if s, _, _ := g.post("/webhooks/notion", http.Header{"X-Notion-Signature": {"sha256=" + strings.Repeat("0", 64)}}, event); s != 401 {
+		t.Fatalf("forged event: %d", s)
+	}
+	if s := g.asanaHandshake("asana-e2e-never-shown-0123"); s != 200 {
+		t.Fatalf("asana handshake: %d", s)
+	}
+	if status, body := g.adminRaw("POST", "/hookgate/secrets/asana/reveal"); status != 403 || strings.Contains(body, "asana-e2e-never-shown") {
+		t.Fatalf("revealing Asana's secret: %d %s", status, body)
+	}
+	if status, body := g.adminRaw("POST", "/hookgate/secrets/closed/reveal"); status != 403 || !strings.Contains(body, "closed") {
+		t.Fatalf("revealing after the window: %d %s", status, body)
+	}
+	if status, _ := g.adminRaw("GET", "/hookgate/secrets/notion/reveal"); status != 405 {
+		t.Fatalf("GET of reveal: %d, want 405", status)
+	}
+}
