@@ -567,8 +567,9 @@ func (l *LearnSecret) check(d *decoder, n *yaml.Node, what string) {
 // VerifySpec declares a signature scheme for a provider without a preset.
 type VerifySpec struct {
 	// Algorithm is how the signature is made: an HMAC, a digest over the
-	// secret, a public-key signature, or a token or basic credential
-	// compared as it is. Default hmac-sha256.
+	// secret, a public-key signature (ed25519ph for Ed25519 over the
+	// content's SHA-512, as KMS-held keys sign), or a token or basic
+	// credential compared as it is. Default hmac-sha256.
 	Algorithm string `json:"algorithm,omitzero" yaml:"algorithm,omitempty"`
 	// Header carries the signature. Required.
 	Header string `json:"header" yaml:"header"`

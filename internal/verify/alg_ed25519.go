@@ -2,21 +2,45 @@ package verify
 
 import (
 	"bytes"
+	"crypto"
 	"crypto/ed25519"
+	"crypto/sha512"
 	"encoding/hex"
 	"fmt"
 	"strings"
 )
 
 // ed25519Algorithm verifies Ed25519 signatures with the providers' public
-// keys (Discord, Standard Webhooks' v1a).
-type ed25519Algorithm struct{ keys []ed25519.PublicKey }
+// keys (Discord, Standard Webhooks' v1a). With prehashed it is Ed25519ph
+// (RFC 8032): the signer signs the SHA-512 of the content, as senders whose
+// keys live in a KMS do, and the signature says so by its domain prefix, so
+// one can never pass for the other.
+type ed25519Algorithm struct {
+	keys      []ed25519.PublicKey
+	prehashed bool
+}
 
 func init() {
-	registerAlgorithm(algorithmDef{
-		new:     func(string) algorithm { return &ed25519Algorithm{} },
-		sigSize: ed25519.SignatureSize, maxCandidates: maxAsymmetricCandidates,
-	}, "ed25519")
+	for _, prehashed := range []bool{false, true} {
+		name := "ed25519"
+		if prehashed {
+			name = "ed25519ph"
+		}
+		registerAlgorithm(algorithmDef{
+			new:     func(string) algorithm { return &ed25519Algorithm{prehashed: prehashed} },
+			sigSize: ed25519.SignatureSize, maxCandidates: maxAsymmetricCandidates,
+		}, name)
+	}
+}
+
+// options are what ed25519 signs and verifies the content with: the
+// content itself, or its SHA-512 under Ed25519ph.
+func (a *ed25519Algorithm) message(content []byte) ([]byte, *ed25519.Options) {
+	if !a.prehashed {
+		return content, &ed25519.Options{}
+	}
+	sum := sha512.Sum512(content)
+	return sum[:], &ed25519.Options{Hash: crypto.SHA512}
 }
 
 func (a *ed25519Algorithm) addKey(secret, encoding string) error {
@@ -34,9 +58,10 @@ func (a *ed25519Algorithm) addKey(secret, encoding string) error {
 func (a *ed25519Algorithm) verify(s *signed) bool {
 	s.buf.Reset()
 	s.write(&s.buf, nil)
+	msg, opts := a.message(s.buf.Bytes())
 	for _, key := range a.keys {
 		for _, c := range s.signatures() {
-			if ed25519.Verify(key, s.buf.Bytes(), c) {
+			if ed25519.VerifyWithOptions(key, msg, c, opts) == nil {
 				return true
 			}
 		}
@@ -52,7 +77,8 @@ func (a *ed25519Algorithm) sign(key, _ string, s *signed) ([]byte, error) {
 	}
 	var buf bytes.Buffer
 	s.write(&buf, nil)
-	return ed25519.Sign(priv, buf.Bytes()), nil
+	msg, opts := a.message(buf.Bytes())
+	return priv.Sign(nil, msg, opts)
 }
 
 // ed25519PrivateKey reads a 32-byte seed or 64-byte key, as hex, base64 or

@@ -18,7 +18,8 @@ import (
 type Spec struct {
 	// Algorithm: hmac-sha1, hmac-sha256 (default), hmac-sha512 (also written
 	// sha1, sha256, sha512); hash-sha256 (a plain hash of content that
-	// includes {secret}); ed25519; ecdsa-p256-sha256; rsa-sha256 (PKCS#1 v1.5,
+	// includes {secret}); ed25519; ed25519ph (Ed25519 over the content's
+	// SHA-512, as KMS-held keys sign); ecdsa-p256-sha256; rsa-sha256 (PKCS#1 v1.5,
 	// public keys as PEM or base64 DER); token (the header is
 	// the secret); basic (HTTP basic auth equal to "user:password").
 	Algorithm string `json:"algorithm"`

@@ -21,7 +21,7 @@ func GenerateKeys(p Preset) (secret, signingKey string, err error) {
 		return p.Bespoke.NewKeys()
 	}
 	switch p.Spec.Algorithm {
-	case "ed25519":
+	case "ed25519", "ed25519ph":
 		pub, priv, err := ed25519.GenerateKey(rand.Reader)
 		if err != nil {
 			return "", "", err

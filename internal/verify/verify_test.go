@@ -378,3 +378,44 @@ func TestRSASignatures(t *testing.T) {
 		t.Fatal("a 1024-bit key accepted")
 	}
 }
+
+// TestEd25519ph verifies RFC 8032's Ed25519ph vector (TEST abc), the
+// variant KMS-held keys sign pre-hashed content with, and keeps the two
+// variants apart: a pure Ed25519 signature of the same content by the same
+// key is refused by ed25519ph, and the other way round.
+func TestEd25519ph(t *testing.T) {
+	const pub = "ec172b93ad5e563bf4932c70e1245034c35467ef2efd4d64ebf819683467e2bf"
+	const seed = "833fe62409237b9d62ec77587520911e9a759cec1d19755b7da901b96dca3d42"
+	const sig = "98a70222f0b8121aa9d30f813d683f809e462b469c7ff87639499bb94e6dae4131f85042463c2a355a2003d062adf5aaa10b8c61e636062aaad11c2a26083406"
+	spec := func(alg string) Spec {
+		return Spec{Algorithm: alg, Header: "X-Signature", Encoding: "hex", SecretEncoding: "hex"}
+	}
+	req := func(s string) *Request {
+		return &Request{Body: []byte("abc"), Header: http.Header{"X-Signature": {s}}, Method: "POST", Now: time.Now()}
+	}
+	ph, err := New(spec("ed25519ph"), []string{pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ph.Verify(req(sig)); err != nil {
+		t.Fatalf("RFC 8032 Ed25519ph vector refused: %v", err)
+	}
+	pure, err := New(spec("ed25519"), []string{pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pure.Verify(req(sig)); !errors.Is(err, ErrInvalidSignature) {
+		t.Fatalf("an Ed25519ph signature passed as pure Ed25519: %v", err)
+	}
+	pureSig, err := pure.Sign(seed, Message{Body: []byte("abc"), Method: "POST", Time: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ph.Verify(req(pureSig.Get("X-Signature"))); !errors.Is(err, ErrInvalidSignature) {
+		t.Fatalf("a pure Ed25519 signature passed as Ed25519ph: %v", err)
+	}
+	phSig, err := ph.Sign(seed, Message{Body: []byte("abc"), Method: "POST", Time: time.Now()})
+	if err != nil || phSig.Get("X-Signature") != sig {
+		t.Fatalf("Ed25519ph signing gave %q (%v), want the RFC's", phSig.Get("X-Signature"), err)
+	}
+}
