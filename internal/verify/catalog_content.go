@@ -32,7 +32,7 @@ func init() {
 		},
 		Preset{
 			Name:        "dropbox-sign",
-			Checked:     "vector",
+			Checked:     "sdk: @dropbox/sign@1.11.0",
 			Description: "Dropbox Sign (HelloSign): event.event_hash, HMAC-SHA256 hex of event_time+event_type (the API key); the rest of the body is not signed",
 			Format:      FormatEither,
 			Docs:        "https://developers.hellosign.com/docs/events/overview/",
@@ -49,7 +49,7 @@ func init() {
 		},
 		Preset{
 			Name:        "box",
-			Checked:     "vector",
+			Checked:     "sdk: box-node-sdk@10.12.0",
 			Description: "Box: BOX-SIGNATURE-PRIMARY/-SECONDARY over body+BOX-DELIVERY-TIMESTAMP, HMAC-SHA256 base64; at most 10 min old, never in the future",
 			Docs:        "https://developer.box.com/guides/webhooks/v2/signatures-v2/",
 			Bespoke: Bespoke{
@@ -77,7 +77,7 @@ func init() {
 		},
 		Preset{
 			Name:        "cloudinary",
-			Checked:     "vector",
+			Checked:     "sdk: cloudinary@2.11.0",
 			Description: "Cloudinary: X-Cld-Signature, SHA-1 or SHA-256 hex of body+X-Cld-Timestamp+API secret, within 2 h",
 			Docs:        "https://cloudinary.com/documentation/notification_signatures",
 			Bespoke: Bespoke{
@@ -92,7 +92,7 @@ func init() {
 		},
 		Preset{
 			Name:        "imagekit",
-			Checked:     "vector",
+			Checked:     "sdk: imagekit@6.0.0",
 			Description: "ImageKit: x-ik-signature t=…,v1=… over t.body, HMAC-SHA256 hex, millisecond timestamp; the whsec_ secret is the key as written",
 			Spec: Spec{
 				Algorithm: "hmac-sha256", Header: "x-ik-signature", SignatureKey: "v1", TimestampKey: "t", Encoding: "hex",
@@ -177,7 +177,7 @@ func init() {
 		},
 		Preset{
 			Name:        "webflow",
-			Checked:     "docs",
+			Checked:     "sdk: webflow-api@3.3.4",
 			Description: "Webflow: x-webflow-signature over timestamp:body, HMAC-SHA256 hex, millisecond timestamp (the app's client secret)",
 			Spec: Spec{
 				Algorithm: "hmac-sha256", Header: "x-webflow-signature", Encoding: "hex", Content: "{timestamp}:{body}",

@@ -209,7 +209,7 @@ func init() {
 		},
 		Preset{
 			Name:        "google-pubsub",
-			Checked:     "docs",
+			Checked:     "sdk: google-auth-library@11.3.4",
 			Description: "Google Cloud Pub/Sub push (also Google Play, Gmail): Authorization Bearer OIDC token RS256 from Google's keys, for the audience and a listed service account; the body is not signed",
 			Docs:        "https://cloud.google.com/pubsub/docs/authenticate-push-subscriptions",
 			Bespoke: Bespoke{
@@ -271,7 +271,7 @@ func init() {
 		},
 		Preset{
 			Name:        "apple-app-store",
-			Checked:     "vector",
+			Checked:     "sdk: @apple/app-store-server-library@3.1.0",
 			Description: "Apple App Store Server Notifications v2: signedPayload ES256 JWS whose x5c chain leads to Apple Root CA - G3; secrets are bundle ids",
 			Docs:        "https://developer.apple.com/documentation/appstoreservernotifications/responding-to-app-store-server-notifications",
 			Bespoke: Bespoke{

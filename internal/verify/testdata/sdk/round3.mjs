@@ -34,6 +34,13 @@ import Orb from "orb-billing";
 import EasyPostClient from "@easypost/api";
 import braintree from "braintree";
 import { isValidSignature as sanityValid } from "@sanity/webhook";
+import { OAuth2Client } from "google-auth-library";
+import { WebflowClient } from "webflow-api";
+import { WebhooksManager as BoxWebhooks } from "box-node-sdk/managers";
+import cloudinary from "cloudinary";
+import ImageKit from "imagekit";
+import { EventCallbackHelper, EventCallbackRequest } from "@dropbox/sign";
+import { SignedDataVerifier, Environment as AppleEnvironment } from "@apple/app-store-server-library";
 
 export async function addRound3(h) {
   const { fixtures, sdkVersion, at, TS, urlFor, keysDir } = h;
@@ -585,6 +592,46 @@ export async function addRound3(h) {
     push({ provider: "braintree", sdk: "published: braintree_node webhook_notification_gateway_spec.js (verify)", secret: "integration_public_key:integration_private_key", payload: "", method: "GET",
       url: urlFor("braintree", `?bt_challenge=${challenge}`), headers: {}, note: "Braintree bt_challenge", expect_handshake_response: "integration_public_key|d9b899556c966b3f06945ec21311865d35df3ce4" });
   }
+  // ------------------------------- SDK verifiers run over the fixtures ---
+  // Providers whose SDK only verifies: each fixture above (signed per the
+  // docs, or a published vector) must pass it, and then names it.
+  const ofProvider = (name) => fixtures.filter((f) => f.provider === name && !f.expect_handshake_response);
+  const lower = (h) => Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v]));
+  const checks = {
+    "google-pubsub": async (f) => {
+      const keys = JSON.parse(f.provider_options.keys).keys;
+      const certs = Object.fromEntries(keys.map((k) => [k.kid, createPublicKey({ key: k, format: "jwk" }).export({ type: "spki", format: "pem" })]));
+      const ticket = await new OAuth2Client().verifySignedJwtWithCertsAsync(f.headers.Authorization.slice(7), certs, urlFor("google-pubsub"), ["https://accounts.google.com"]);
+      assert.equal(ticket.getPayload().email, f.secret);
+    },
+    webflow: async (f) => assert.equal(await new WebflowClient({ accessToken: "unused" }).webhooks.verifySignature({ headers: lower(f.headers), body: f.payload, secret: f.secret }), true),
+    box: async (f) => assert.equal(await BoxWebhooks.validateMessage(f.payload, lower(f.headers), f.secret, { secondaryKey: f.secret, maxAge: 10 * 365 * 86400 }), true),
+    cloudinary: async (f) => {
+      cloudinary.v2.config({ api_secret: f.secret });
+      const algorithm = f.headers["X-Cld-Signature"].length === 64 ? "sha256" : "sha1";
+      cloudinary.v2.config({ signature_algorithm: algorithm });
+      assert.equal(cloudinary.v2.utils.verifyNotificationSignature(f.payload, Number(f.headers["X-Cld-Timestamp"]), f.headers["X-Cld-Signature"], 10 * 365 * 86400 * 1000), true);
+    },
+    imagekit: async (f) => new ImageKit({ publicKey: "public_unused", privateKey: "private_unused", urlEndpoint: "https://ik.imagekit.io/demo" }).verifyWebhookEvent(f.payload, f.headers["x-ik-signature"], f.secret),
+    "dropbox-sign": async (f) => assert.equal(EventCallbackHelper.isValid(f.secret, EventCallbackRequest.init(JSON.parse(f.payload))), true),
+    "apple-app-store": async (f) => {
+      const verifier = new SignedDataVerifier([readFileSync(join(keysDir, "apple-testCA.der"))], false, AppleEnvironment.SANDBOX, f.secret);
+      const n = await verifier.verifyAndDecodeNotification(JSON.parse(f.payload).signedPayload);
+      assert.equal(n.notificationType, "TEST");
+    },
+  };
+  const sdkOf = { "google-pubsub": "google-auth-library", webflow: "webflow-api", box: "box-node-sdk", cloudinary: "cloudinary", imagekit: "imagekit", "dropbox-sign": "@dropbox/sign", "apple-app-store": "@apple/app-store-server-library" };
+  for (const [provider, check] of Object.entries(checks)) {
+    const list = ofProvider(provider);
+    assert.ok(list.length > 0, provider);
+    for (const f of list) {
+      await at(f.timestamp + 1, () => check(f));
+      const was = f.sdk.startsWith("published: ") ? f.sdk.slice("published: ".length) : "";
+      f.sdk = checkedBy(sdkOf[provider]);
+      if (was) f.note += ` (published: ${was})`;
+    }
+  }
+
   async function withFixedDate(unixSeconds, fn) {
     return at(unixSeconds, fn);
   }
