@@ -62,6 +62,9 @@ type bearerConfig struct {
 	// provider sends no exp.
 	requireExp bool
 	maxAge     time.Duration
+	// maxExpiry bounds how far ahead exp may be, as Google's verifier
+	// does (a day): a token minted to last for ever is refused.
+	maxExpiry time.Duration
 	// issuerIsKey requires iss to be the key id of a KEY:SECRET secret (LiveKit).
 	issuerIsKey bool
 	// check is the preset's own claims rule (Google's email), given the
@@ -233,6 +236,8 @@ func (b *bearerJWT) checkTime(claims map[string]any, now time.Time) error {
 		return fmt.Errorf("%w: token expired", ErrStaleTimestamp)
 	case !hasExp && b.requireExp:
 		return ErrMissingTimestamp
+	case hasExp && b.maxExpiry > 0 && exp.Sub(now) > b.maxExpiry+leeway:
+		return fmt.Errorf("%w: token lives too long", ErrMalformedSignature)
 	}
 	if nbf, ok := claimTime(claims, "nbf"); ok && now.Add(leeway).Before(nbf) {
 		return fmt.Errorf("%w: token not valid yet", ErrStaleTimestamp)

@@ -14,7 +14,7 @@ import (
 // push URL), issued to a service account the source lists in secrets.
 var googleJWT = bearerConfig{
 	header: "Authorization", prefix: "Bearer ", alg: "RS256", jwksURL: "https://www.googleapis.com/oauth2/v3/certs",
-	issuers: []string{"accounts.google.com", "https://accounts.google.com"}, audienceOption: "audience", audienceFromURL: true, requireExp: true,
+	issuers: []string{"accounts.google.com", "https://accounts.google.com"}, audienceOption: "audience", audienceFromURL: true, requireExp: true, maxExpiry: 24 * time.Hour,
 	check: func(claims map[string]any, secrets []string, _ Options) error {
 		if verified, _ := claims["email_verified"].(bool); !verified || !slices.Contains(secrets, claimString(claims, "email")) {
 			return errors.New("the token is not for a listed service account")
@@ -34,7 +34,7 @@ const eventGridApp = "4962773b-9cdb-44cf-a8bf-237846a00ab7"
 // tenant's keys, for the audience the source names, issued to Event Grid's
 // application. Secrets are tenant ids.
 var entraJWT = bearerConfig{
-	header: "Authorization", prefix: "Bearer ", alg: "RS256", audienceOption: "audience", requireExp: true, tenantClaim: "tid",
+	header: "Authorization", prefix: "Bearer ", alg: "RS256", audienceOption: "audience", requireExp: true, maxExpiry: 24 * time.Hour, tenantClaim: "tid",
 	jwksFor: func(tenant string) string {
 		return "https://login.microsoftonline.com/" + tenant + "/discovery/v2.0/keys"
 	},

@@ -419,3 +419,61 @@ func TestEd25519ph(t *testing.T) {
 		t.Fatalf("Ed25519ph signing gave %q (%v), want the RFC's", phSig.Get("X-Signature"), err)
 	}
 }
+
+// TestBearerTokenClaims holds the Pub/Sub push token to what Google's
+// verifier checks, on tokens signed with a test key: each broken claim
+// refuses a token whose signature is good.
+func TestBearerTokenClaims(t *testing.T) {
+	p, _ := Lookup("google-pubsub")
+	secret, key, err := GenerateKeys(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheme, err := p.Compile([]string{secret}, Options{ProviderOptions: TestKeyOptions(key)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k rsaTestKey
+	if err := json.Unmarshal([]byte(key), &k); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1700000000, 0)
+	const url = "https://hooks.example.com/hooks/pubsub"
+	good := map[string]any{"iss": "https://accounts.google.com", "aud": url, "email": secret, "email_verified": true, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
+	try := func(change func(map[string]any)) error {
+		claims := map[string]any{}
+		for k, v := range good {
+			claims[k] = v
+		}
+		change(claims)
+		token, err := signRS256(k, claims)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = scheme.Verify(&Request{Body: []byte(`{}`), Header: http.Header{"Authorization": {"Bearer " + token}}, Method: "POST", URL: url, Now: now})
+		return err
+	}
+	if err := try(func(map[string]any) {}); err != nil {
+		t.Fatalf("a good token: %v", err)
+	}
+	for name, change := range map[string]func(map[string]any){
+		"another issuer":       func(c map[string]any) { c["iss"] = "googleapis.com" },
+		"another audience":     func(c map[string]any) { c["aud"] = "https://elsewhere.example/hook" },
+		"another account":      func(c map[string]any) { c["email"] = "intruder@example.iam.gserviceaccount.com" },
+		"unverified e-mail":    func(c map[string]any) { c["email_verified"] = false },
+		"expired":              func(c map[string]any) { c["exp"] = now.Add(-2 * time.Minute).Unix() },
+		"no expiry":            func(c map[string]any) { delete(c, "exp") },
+		"a year long":          func(c map[string]any) { c["exp"] = now.Add(365 * 24 * time.Hour).Unix() },
+		"not valid before now": func(c map[string]any) { c["nbf"] = now.Add(time.Hour).Unix() },
+	} {
+		if err := try(change); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	// The same claims under HS256 with the public key as the secret never
+	// verify: the algorithm is the preset's.
+	hs, _ := signHS256([]byte(k.JWKS), map[string]any{"kid": k.Kid}, good)
+	if _, err := scheme.Verify(&Request{Body: []byte(`{}`), Header: http.Header{"Authorization": {"Bearer " + hs}}, Method: "POST", URL: url, Now: now}); err == nil {
+		t.Error("an HS256 token accepted by an RS256 scheme")
+	}
+}
