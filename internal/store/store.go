@@ -379,6 +379,25 @@ type SecretStore interface {
 	RevokeSecret(ctx context.Context, scope string) (bool, error)
 }
 
+// Cursor is where a source's reconciliation got to: every event the
+// provider created before Through was listed, and what the gateway lacked
+// is stored. It moves only after that.
+type Cursor struct {
+	Through time.Time `json:"through"`
+	// LastRun is when the last run ended, and Outcome what it did.
+	LastRun time.Time `json:"last_run"`
+	Outcome string    `json:"outcome"`
+}
+
+// Cursors keep each source's reconciliation cursor, one per scope, without
+// expiry, shared by every instance of a store.
+type Cursors interface {
+	// Cursor returns the cursor of scope, or the zero Cursor.
+	Cursor(scope string) (Cursor, error)
+	// SetCursor durably stores c for scope.
+	SetCursor(ctx context.Context, scope string, c Cursor) error
+}
+
 // Inspector is what the admin API and metrics read from a store.
 type Inspector interface {
 	// Path names the store: its file, or its JetStream stream and servers.

@@ -49,6 +49,8 @@ var (
 	bucketOrder   = []byte("order")
 	bucketDBodies = []byte("delivery_bodies")
 	bucketPauses  = []byte("pauses")
+	// bucketCursors holds each source's reconciliation cursor.
+	bucketCursors = []byte("cursors")
 	bucketSegs    = []byte("segments")
 )
 
@@ -243,7 +245,7 @@ func openBolt(path string, timeout time.Duration) (*bbolt.DB, error) {
 func prepareBuckets(db *bbolt.DB) (lastID store.ID, version uint64, err error) {
 	version = schemaVersion
 	err = db.Update(func(tx *bbolt.Tx) error {
-		for _, name := range [][]byte{bucketEvents, bucketBodies, bucketDedup, bucketDeliveries, bucketAttempts, bucketQueue, bucketMeta, bucketLearned, bucketOrder, bucketDBodies, bucketPauses, bucketSegs} {
+		for _, name := range [][]byte{bucketEvents, bucketBodies, bucketDedup, bucketDeliveries, bucketAttempts, bucketQueue, bucketMeta, bucketLearned, bucketOrder, bucketDBodies, bucketPauses, bucketSegs, bucketCursors} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}

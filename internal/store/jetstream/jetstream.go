@@ -98,6 +98,7 @@ type Store struct {
 	state      jetstream.KeyValue
 	secrets    jetstream.KeyValue
 	pauseKV    jetstream.KeyValue
+	cursorKV   jetstream.KeyValue
 	subject    string // S
 
 	mu        sync.Mutex
@@ -235,6 +236,11 @@ func (s *Store) setup() error {
 		Storage: jetstream.FileStorage, Replicas: r, History: 1, Description: "Hookgate paused upstreams"})
 	if err != nil {
 		return fmt.Errorf("bucket %s_pauses: %w", S, err)
+	}
+	s.cursorKV, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: S + "_cursors",
+		Storage: jetstream.FileStorage, Replicas: r, History: 1, Description: "Hookgate reconciliation cursors"})
+	if err != nil {
+		return fmt.Errorf("bucket %s_cursors: %w", S, err)
 	}
 	return nil
 }
