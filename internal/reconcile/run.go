@@ -1,0 +1,89 @@
+package reconcile
+
+import (
+	"context"
+	"time"
+)
+
+// Sink stores what a run fetched: the pipeline's own dedup, routing and
+// durable write, so a fetched copy of an event the gateway has is a
+// duplicate, and a webhook arriving after its fetched copy is one too.
+type Sink interface {
+	// Store stores a fetched event body and reports whether it was new.
+	Store(ctx context.Context, f Found) (stored bool, err error)
+}
+
+// Report is what a run did.
+type Report struct {
+	// Since is the horizon listed from; Through what the cursor moves to.
+	Since, Through time.Time
+	// Listed counts the events the provider listed; Stored the fetched ones
+	// that were new; Duplicates the ones the gateway had; Redeliveries the
+	// redeliveries asked for; Failed the events whose store or redelivery
+	// failed (the cursor then does not move).
+	Listed, Stored, Duplicates, Redeliveries, Failed int
+	// Requests counts the requests made to the provider.
+	Requests int
+	// Took is how long the run took.
+	Took time.Duration
+	// DryRun marks a run that stored and asked for nothing.
+	DryRun bool
+}
+
+// clockSkew is how far before a run's start its cursor moves: events the
+// provider creates as a run lists may show up in its API a little late.
+const clockSkew = 5 * time.Minute
+
+// Run lists the events created since and stores or has redelivered what
+// the gateway lacks: a fetched event is stored through sink (a duplicate
+// is counted, not stored twice); a delivery the provider saw fail is
+// redelivered, and arrives signed through the webhook path (where the
+// gateway has it already, that delivery is a duplicate). The report's
+// Through is where the cursor may move: the run's start less clockSkew,
+// or since when anything failed, so a failed event is listed again.
+func Run(ctx context.Context, c Client, requests func() int, sink Sink, since time.Time, dryRun bool) (Report, error) {
+	start := time.Now()
+	rep := Report{Since: since, DryRun: dryRun}
+	err := c.List(ctx, since, func(f Found) error {
+		rep.Listed++
+		switch {
+		case f.Body != nil:
+			if dryRun {
+				return nil
+			}
+			stored, err := sink.Store(ctx, f)
+			switch {
+			case err != nil:
+				rep.Failed++
+			case stored:
+				rep.Stored++
+			default:
+				rep.Duplicates++
+			}
+		case f.Redeliver != nil && !f.Delivered:
+			if dryRun {
+				rep.Redeliveries++
+				return nil
+			}
+			if err := f.Redeliver(ctx); err != nil {
+				rep.Failed++
+				return nil
+			}
+			rep.Redeliveries++
+		default:
+			rep.Duplicates++
+		}
+		return ctx.Err()
+	})
+	rep.Took = time.Since(start)
+	if requests != nil {
+		rep.Requests = requests()
+	}
+	rep.Through = since
+	if err == nil && rep.Failed == 0 && !dryRun {
+		if through := start.Add(-clockSkew); through.After(since) {
+			rep.Through = through
+		}
+	}
+	return rep, err
+}
