@@ -352,3 +352,27 @@ sources:
 		}
 	}
 }
+
+// TestReconcileBlock: the reconcile block's rules, each error at its line.
+func TestReconcileBlock(t *testing.T) {
+	base := "upstreams:\n  app: {url: \"http://127.0.0.1:9\"}\nsources:\n  s:\n    path: /hooks/s\n    provider: %s\n    secrets: [\"0123456789abcdef0123\"]\n    default: [app]\n    reconcile:\n%s"
+	for _, c := range []struct{ provider, block, want string }{
+		{"stripe", "      credentials: rk_test_0123456789\n", ""},
+		{"github", "      credentials: ghp_0123456789\n      hook: repos/acme/app/hooks/123\n", ""},
+		{"github", "      credentials: ghp_0123456789\n      hook: orgs/acme/hooks/9\n      every: 5m\n      lookback: 24h\n", ""},
+		{"shopify", "      credentials: x\n", `routes.yaml:9:5: source s.reconcile: provider "shopify" has no event API`},
+		{"stripe", "      every: 15m\n", "routes.yaml:10:7: source s.reconcile: credentials are required"},
+		{"github", "      credentials: ghp_0123456789\n      hook: users/x/hooks/1\n", "routes.yaml:10:7: source s.reconcile: hook must be repos/OWNER/REPO/hooks/ID"},
+		{"stripe", "      credentials: rk\n      hook: repos/a/b/hooks/1\n", "routes.yaml:11:13: source s.reconcile: hook is for github only"},
+		{"stripe", "      credentials: rk\n      every: 10s\n", "routes.yaml:11:14: source s.reconcile.every must be at least 1m"},
+		{"stripe", "      credentials: rk\n      evry: 10m\n", `did you mean every?`},
+	} {
+		_, err := Parse("routes.yaml", []byte(fmt.Sprintf(base, c.provider, c.block)), Options{})
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s %q: %v", c.provider, c.block, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s %q: %v, want %q", c.provider, c.block, err, c.want)
+		}
+	}
+}

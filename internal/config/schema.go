@@ -509,6 +509,9 @@ type Source struct {
 	// ProviderOptions are settings the preset reads beyond its secrets
 	// (Plaid's API credentials).
 	ProviderOptions ProviderOptions `json:"provider_options,omitzero" yaml:"provider_options,omitempty"`
+	// Reconcile asks the provider's event API for events the gateway
+	// missed (stripe, github). Default: off.
+	Reconcile *Reconcile `json:"reconcile,omitzero" yaml:"reconcile,omitempty"`
 }
 
 func (s *Source) setDefaults() { s.Response.Status = DefaultResponseStatus }
@@ -541,7 +544,60 @@ func (s *Source) check(d *decoder, n *yaml.Node, what string) {
 	if s.Mode != "" && s.Mode != "live" && s.Mode != "test" {
 		d.errorAt(s.ValuePos("mode"), "%s.mode must be live or test, got %q", what, s.Mode)
 	}
+	if s.Reconcile != nil {
+		s.Reconcile.checkFor(d, s, what)
+	}
 }
+
+// Reconcile asks a provider's event API for what the gateway missed:
+// Stripe's events are fetched, GitHub's failed deliveries redelivered.
+type Reconcile struct {
+	Located
+	// Credentials read the provider's events: a Stripe key with read
+	// access to events, a GitHub token that can read and redeliver the
+	// hook's deliveries. Required.
+	Credentials Secret `json:"credentials" yaml:"credentials"`
+	// Every is how often a run starts, besides one after every start.
+	// Default 15m.
+	Every Duration `json:"every,omitzero" yaml:"every,omitempty"`
+	// Lookback is the first run's horizon, capped by the provider's
+	// window (Stripe 30 days, GitHub 3 days). Default 72h.
+	Lookback Duration `json:"lookback,omitzero" yaml:"lookback,omitempty"`
+	// APIBase is the provider's API URL; tests and proxies override it.
+	// Default: the provider's.
+	APIBase URL `json:"api_base,omitzero" yaml:"api_base,omitempty" example:"https://api.stripe.com"`
+	// Hook names the GitHub hook whose deliveries are reconciled:
+	// repos/OWNER/REPO/hooks/ID or orgs/ORG/hooks/ID. Required for github.
+	Hook Text `json:"hook,omitzero" yaml:"hook,omitempty" example:"repos/acme/app/hooks/123"`
+}
+
+// Reconcilable names the presets whose events reconcile can recover.
+var Reconcilable = []string{"github", "stripe"}
+
+// ReconcileDefaults are Every and Lookback when unset.
+const (
+	DefaultReconcileEvery    = 15 * time.Minute
+	DefaultReconcileLookback = 72 * time.Hour
+)
+
+func (r *Reconcile) checkFor(d *decoder, s *Source, what string) {
+	at := r.at
+	switch {
+	case !slices.Contains(Reconcilable, s.Provider):
+		d.errorAt(s.KeyPos("reconcile"), "%s.reconcile: provider %q has no event API to reconcile with (%s do)", what, s.Provider, strings.Join(Reconcilable, ", "))
+	case r.Credentials == "":
+		d.errorAt(at, "%s.reconcile: credentials are required (or their placeholder is empty)", what)
+	case s.Provider == "github" && !githubHook.MatchString(string(r.Hook)):
+		d.errorAt(at, "%s.reconcile: hook must be repos/OWNER/REPO/hooks/ID or orgs/ORG/hooks/ID, got %q", what, string(r.Hook))
+	case s.Provider != "github" && r.Hook != "":
+		d.errorAt(r.ValuePos("hook"), "%s.reconcile: hook is for github only", what)
+	case r.Every != 0 && r.Every.Std() < time.Minute:
+		d.errorAt(r.ValuePos("every"), "%s.reconcile.every must be at least 1m, got %s", what, r.Every)
+	}
+}
+
+// githubHook is the shape of a GitHub hook's API path.
+var githubHook = regexp.MustCompile(`^(repos/[A-Za-z0-9._-]+/[A-Za-z0-9._-]+|orgs/[A-Za-z0-9._-]+)/hooks/[0-9]+$`)
 
 // LearnUntil ends the window in which a handshake may establish the
 // source's secret; zero when it never may.
