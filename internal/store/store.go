@@ -65,6 +65,9 @@ type Event struct {
 	// subscription confirmation) and says what it was: stored and listed,
 	// never delivered.
 	Handshake string `json:"handshake,omitempty"`
+	// Origin says how the event came: "" for a webhook, OriginReconcile for
+	// one fetched from the provider's event API.
+	Origin string `json:"origin,omitempty"`
 	// Trace is the W3C trace context (traceparent, and tracestate when there
 	// is one) of the span that ingested the event, when the request was
 	// traced; each delivery attempt is a span of that trace.
@@ -72,6 +75,10 @@ type Event struct {
 	// Body is the request body, byte for byte.
 	Body []byte `json:"-"`
 }
+
+// OriginReconcile marks an event fetched from the provider's event API by
+// reconciliation, not received as a webhook.
+const OriginReconcile = "reconcile"
 
 // Target is one delivery to create with an event.
 type Target struct {

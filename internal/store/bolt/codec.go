@@ -40,6 +40,7 @@ const (
 	evHandshake
 	evTrace
 	evBody
+	evOrigin
 )
 
 // Delivery record tags.
@@ -185,6 +186,7 @@ func encodeEvent(e *store.Event) []byte {
 	b = putString(b, evQuarantined, e.Quarantined)
 	b = putString(b, evHandshake, e.Handshake)
 	b = putStringMap(b, evTrace, e.Trace)
+	b = putString(b, evOrigin, e.Origin)
 	return b
 }
 
@@ -410,6 +412,8 @@ func decodeEvent(v []byte, e *store.Event) (ref bodyRef, ok bool, err error) {
 			e.Handshake = r.string()
 		case evTrace:
 			e.Trace = r.stringMap()
+		case evOrigin:
+			e.Origin = r.string()
 		case evBody:
 			ref.segment = r.uvarint()
 			ref.offset = int64(r.uvarint())
