@@ -198,3 +198,71 @@ func TestGitHubListsDeliveriesAndRedelivers(t *testing.T) {
 		t.Fatal("a hook of another shape accepted")
 	}
 }
+
+// memorySink stores by key, as the pipeline's dedup does.
+type memorySink struct {
+	have map[string]bool
+	fail map[string]bool
+}
+
+func (m *memorySink) Store(_ context.Context, f Found) (bool, error) {
+	if m.fail[f.Key] {
+		return false, fmt.Errorf("store unavailable")
+	}
+	if m.have[f.Key] {
+		return false, nil
+	}
+	m.have[f.Key] = true
+	return true, nil
+}
+
+// TestRunStoresWhatIsMissingOnce: of 250 Stripe events, the 40 the gateway
+// has are duplicates and the rest are stored; a second run stores
+// nothing; a failed store keeps the cursor where it was.
+func TestRunStoresWhatIsMissingOnce(t *testing.T) {
+	first := time.Unix(1767225600, 0)
+	srv, _ := stripeServer(t, "rk", 250, first)
+	s := NewStripe(srv.Client(), srv.URL, "rk")
+	sink := &memorySink{have: map[string]bool{}}
+	for i := range 40 {
+		sink.have[fmt.Sprintf("evt_%04d", i*5)] = true
+	}
+	rep, err := Run(context.Background(), s, func() int { return s.Requests }, sink, first, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Listed != 250 || rep.Stored != 210 || rep.Duplicates != 40 || rep.Failed != 0 || !rep.Through.After(first) {
+		t.Fatalf("first run: %+v", rep)
+	}
+	again, err := Run(context.Background(), s, nil, sink, first, false)
+	if err != nil || again.Stored != 0 || again.Duplicates != 250 {
+		t.Fatalf("second run: %+v %v", again, err)
+	}
+	sink.fail = map[string]bool{"evt_0100": true}
+	delete(sink.have, "evt_0100")
+	failed, err := Run(context.Background(), s, nil, sink, first, false)
+	if err != nil || failed.Failed != 1 || !failed.Through.Equal(first) {
+		t.Fatalf("a run with a failed store: %+v %v", failed, err)
+	}
+	dry, err := Run(context.Background(), s, nil, &memorySink{have: map[string]bool{}}, first, true)
+	if err != nil || dry.Stored != 0 || dry.Listed != 250 || !dry.Through.Equal(first) {
+		t.Fatalf("a dry run: %+v %v", dry, err)
+	}
+}
+
+// TestRunRedeliversWhatGitHubFailed: only the deliveries GitHub saw fail
+// are asked again.
+func TestRunRedeliversWhatGitHubFailed(t *testing.T) {
+	first := time.Unix(1767225600, 0)
+	srv, redelivered := githubServer(t, "ghp", first)
+	g, _ := NewGitHub(srv.Client(), srv.URL, "ghp", "repos/acme/app/hooks/123")
+	rep, err := Run(context.Background(), g, func() int { return g.Requests }, &memorySink{}, first, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 150 guids; guid-007 and guid-107 failed (guid-057 was redelivered):
+	// 2 pages listed, 2 redeliveries asked.
+	if rep.Listed != 150 || rep.Redeliveries != 2 || redelivered.Load() != 2 || rep.Requests != 4 {
+		t.Fatalf("%+v, %d redeliveries received", rep, redelivered.Load())
+	}
+}
