@@ -59,6 +59,7 @@ var adminRoutes = map[string]func(w http.ResponseWriter, r *http.Request, g *liv
 	"GET /hookgate/secrets":                    listSecrets,
 	"DELETE /hookgate/secrets/{source}":        revokeSecret,
 	"POST /hookgate/secrets/{source}/reveal":   revealSecret,
+	"POST /hookgate/sources/{name}/reconcile":  reconcileSource,
 }
 
 // adminMux routes /hookgate/ by method and path; what it does not know

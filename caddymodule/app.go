@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/deliver"
 	"github.com/hookgate/hookgate/internal/ingest"
+	"github.com/hookgate/hookgate/internal/reconcile"
 	"github.com/hookgate/hookgate/internal/store"
 	"github.com/hookgate/hookgate/internal/store/bolt"
 	natsstore "github.com/hookgate/hookgate/internal/store/jetstream"
@@ -126,6 +128,8 @@ type App struct {
 	// ipRefresh is how often named IP ranges are refreshed, the shortest
 	// any configuration asks for; zero when none uses one.
 	ipRefresh time.Duration
+	// stopLoops ends the reconciliation loops Start began.
+	stopLoops context.CancelFunc
 }
 
 type registration struct {
@@ -136,6 +140,7 @@ type registration struct {
 	pipelines []*ingest.Pipeline
 	alerts    []alert.Rule
 	taps      []*alertTap
+	schedules []scheduled
 	handle    *storeHandle // set by Start
 }
 
@@ -146,6 +151,7 @@ type liveGateway struct {
 	handle    *storeHandle
 	upstreams map[string]deliver.Upstream
 	pipelines []*ingest.Pipeline
+	loops     map[string]*reconcile.Loop // by source name
 }
 
 var (
@@ -186,12 +192,17 @@ func (a *App) register(spec storeSpec, parts *assemble.Parts, routes string, tap
 	if a.regs == nil {
 		a.regs = map[string]*registration{}
 	}
+	var scheds []scheduled
+	for _, s := range parts.Reconcile {
+		scheds = append(scheds, scheduled{Schedule: s, pipeline: pipeline})
+	}
 	reg, ok := a.regs[spec.key]
 	if !ok {
 		a.regs[spec.key] = &registration{spec: spec, upstreams: upstreams, routes: routes, retention: retention, pipelines: []*ingest.Pipeline{pipeline},
-			alerts: parts.Alerts, taps: []*alertTap{tap}}
+			alerts: parts.Alerts, taps: []*alertTap{tap}, schedules: scheds}
 		return nil
 	}
+	reg.schedules = append(reg.schedules, scheds...)
 	reg.pipelines = append(reg.pipelines, pipeline)
 	reg.alerts = mergeAlerts(reg.alerts, parts.Alerts)
 	reg.taps = append(reg.taps, tap)
@@ -236,13 +247,15 @@ func (a *App) Start() error {
 	}
 	liveMu.Lock()
 	defer liveMu.Unlock()
+	loopCtx, stop := context.WithCancel(context.Background())
+	a.stopLoops = stop
 	for _, key := range keys {
 		reg := a.regs[key]
 		h := reg.handle
 		h.engine.SetRetention(reg.retention)
 		h.engine.Activate(a, reg.upstreams)
 		h.alerts.Activate(a, reg.alerts)
-		live[h.store.Path()] = &liveGateway{owner: a, handle: h, upstreams: reg.upstreams, pipelines: reg.pipelines}
+		live[h.store.Path()] = &liveGateway{owner: a, handle: h, upstreams: reg.upstreams, pipelines: reg.pipelines, loops: a.startLoops(loopCtx, reg)}
 		a.logger.Info("webhook gateway started", zap.String("storage", h.store.Path()), zap.Int("configurations", len(reg.pipelines)))
 	}
 	refresher.start(a, a.ipRefresh)
@@ -254,6 +267,9 @@ func (a *App) Start() error {
 // configuration has taken it over.
 func (a *App) Stop() error {
 	refresher.stop(a)
+	if a.stopLoops != nil {
+		a.stopLoops()
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	liveMu.Lock()

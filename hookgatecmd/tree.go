@@ -15,7 +15,7 @@ import (
 func subcommands() []*cobra.Command {
 	return []*cobra.Command{
 		validateRoutesCommand(), routeCommand(), sendCommand(), providersCommand(), keysCommand(),
-		eventsCommand(), replayCommand(), statsCommand(), upstreamsCommand(), secretsCommand(),
+		eventsCommand(), replayCommand(), reconcileCommand(), statsCommand(), upstreamsCommand(), secretsCommand(),
 		backupCommand(), inspectCommand(), compactCommand(), migrateCommand(),
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"maps"
 	"time"
 
+	"github.com/hookgate/hookgate/internal/reconcile"
+
 	"github.com/hookgate/hookgate/internal/alert"
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/deliver"
@@ -36,6 +38,9 @@ type Parts struct {
 	// IPRangesRefresh is how often the named ranges the sources' allow_ips
 	// use are fetched anew: zero when no source uses one or refresh is off.
 	IPRangesRefresh time.Duration
+	// Reconcile are the reconciliation schedules of the sources that set
+	// reconcile.
+	Reconcile []reconcile.Schedule
 }
 
 // Config compiles everything a configuration needs at request and delivery
@@ -71,6 +76,8 @@ func Config(cfg *config.Routes, hooks ingest.Hooks) (*Parts, error) {
 		}
 	}
 	errs = append(errs, upErrs...)
+	scheds, schedErrs := schedules(cfg)
+	errs = append(errs, schedErrs...)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -98,7 +105,7 @@ func Config(cfg *config.Routes, hooks ingest.Hooks) (*Parts, error) {
 	alerts, alertUpstreams := compileAlerts(cfg)
 	maps.Copy(upstreams, alertUpstreams) // config keeps the alert: prefix for these
 	return &Parts{Pipeline: pipeline, Upstreams: upstreams, Retention: cfg.Storage.Retention.Std(), Transports: transports,
-		Alerts: alerts, IPRangesRefresh: ipRangesRefresh(cfg)}, nil
+		Alerts: alerts, IPRangesRefresh: ipRangesRefresh(cfg), Reconcile: scheds}, nil
 }
 
 // ipRangesRefresh is the refresh interval when some source names a range,
