@@ -22,11 +22,15 @@ type scheduled struct {
 	pipeline *ingest.Pipeline
 }
 
-// pipelineSink stores what a loop fetched through its source's pipeline.
+// pipelineSink stores what a loop fetched through its source's pipeline,
+// and looks up dedup keys in its store.
 type pipelineSink struct {
 	pipeline *ingest.Pipeline
 	source   string
+	cursors  store.Cursors
 }
+
+func (s pipelineSink) Seen(key string) (bool, error) { return s.cursors.Seen(s.source, key) }
 
 func (s pipelineSink) Store(ctx context.Context, f reconcile.Found) (bool, error) {
 	return s.pipeline.StoreFetched(ctx, s.source, f.Body)
@@ -42,7 +46,7 @@ func (a *App) startLoops(ctx context.Context, reg *registration) map[string]*rec
 	loops := map[string]*reconcile.Loop{}
 	for _, s := range reg.schedules {
 		source := s.Source
-		loop := reconcile.NewLoop(s.Schedule, pipelineSink{pipeline: s.pipeline, source: source}, cursors, func(r reconcile.Report, err error) {
+		loop := reconcile.NewLoop(s.Schedule, pipelineSink{pipeline: s.pipeline, source: source, cursors: cursors}, cursors, func(r reconcile.Report, err error) {
 			fields := []zap.Field{zap.String("source", source), zap.Int("listed", r.Listed), zap.Int("stored", r.Stored), zap.Int("duplicates", r.Duplicates),
 				zap.Int("redeliveries", r.Redeliveries), zap.Int("failed", r.Failed), zap.Int("requests", r.Requests), zap.Duration("took", r.Took)}
 			if err != nil {

@@ -11,6 +11,8 @@ import (
 type Sink interface {
 	// Store stores a fetched event body and reports whether it was new.
 	Store(ctx context.Context, f Found) (stored bool, err error)
+	// Seen reports whether the gateway has the event with this dedup key.
+	Seen(key string) (bool, error)
 }
 
 // Report is what a run did.
@@ -36,9 +38,10 @@ const clockSkew = 5 * time.Minute
 
 // Run lists the events created since and stores or has redelivered what
 // the gateway lacks: a fetched event is stored through sink (a duplicate
-// is counted, not stored twice); a delivery the provider saw fail is
-// redelivered, and arrives signed through the webhook path (where the
-// gateway has it already, that delivery is a duplicate). The report's
+// is counted, not stored twice); a delivery the provider saw fail, or
+// whose event the gateway does not have, is redelivered, and arrives
+// signed through the webhook path (where the gateway has it already, that
+// delivery is a duplicate). The report's
 // Through is where the cursor may move: the run's start less clockSkew,
 // or since when anything failed, so a failed event is listed again.
 func Run(ctx context.Context, c Client, requests func() int, sink Sink, since time.Time, dryRun bool) (Report, error) {
@@ -60,7 +63,20 @@ func Run(ctx context.Context, c Client, requests func() int, sink Sink, since ti
 			default:
 				rep.Duplicates++
 			}
-		case f.Redeliver != nil && !f.Delivered:
+		case f.Redeliver != nil:
+			if f.Delivered {
+				// The provider saw it succeed; unless something else
+				// answered for the gateway, the gateway has it.
+				seen, err := sink.Seen(f.Key)
+				if err != nil {
+					rep.Failed++
+					return nil
+				}
+				if seen {
+					rep.Duplicates++
+					return nil
+				}
+			}
 			if dryRun {
 				rep.Redeliveries++
 				return nil

@@ -397,8 +397,12 @@ type Cursor struct {
 }
 
 // Cursors keep each source's reconciliation cursor, one per scope, without
-// expiry, shared by every instance of a store.
+// expiry, shared by every instance of a store; Seen tells reconciliation
+// whether the gateway has an event.
 type Cursors interface {
+	// Seen reports whether source stored an event with this dedup key
+	// within its dedup window.
+	Seen(source, dedupKey string) (bool, error)
 	// Cursor returns the cursor of scope, or the zero Cursor.
 	Cursor(scope string) (Cursor, error)
 	// SetCursor durably stores c for scope.

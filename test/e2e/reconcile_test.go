@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -188,16 +189,19 @@ func fakeGitHub(t *testing.T, token, secret string, gateway func() string, faile
 	return srv, &redeliveries
 }
 
-// TestReconcileGitHubRedeliversFailures: GitHub never retries; the
-// deliveries it saw fail are redelivered at start, signed through the
-// webhook path, and reach the upstream once.
+// TestReconcileGitHubRedeliversFailures: GitHub never retries. The
+// gateway received 8 of a hook's 10 deliveries; 2 failed while it was
+// down. Started again with reconcile, it has GitHub redeliver those 2,
+// which arrive signed through the webhook path and reach the upstream
+// once; the 8 it has are not asked again.
 func TestReconcileGitHubRedeliversFailures(t *testing.T) {
 	const token, secret = "ghp_e2e_reconcile", "github-e2e-reconcile-0123456789"
 	var gatewayURL atomic.Value
-	gh, redeliveries := fakeGitHub(t, token, secret, func() string { return gatewayURL.Load().(string) }, map[int]bool{3: true, 7: true})
+	failed := map[int]bool{3: true, 7: true}
+	gh, redeliveries := fakeGitHub(t, token, secret, func() string { return gatewayURL.Load().(string) }, failed)
 	up := newRecorder(t, "", nil)
 	passthrough := newRecorder(t, "", nil)
-	routes := fmt.Sprintf(`upstreams:
+	source := fmt.Sprintf(`upstreams:
   app:
     url: http://%s
 sources:
@@ -206,20 +210,37 @@ sources:
     provider: github
     secrets: [%q]
     default: [app]
-    reconcile:
+`, up.addr, secret)
+	dir, port, admin := newGatewayDir(t, source, passthrough.addr)
+	gatewayURL.Store(fmt.Sprintf("http://127.0.0.1:%d/hooks/github", port))
+	g := startGateway(t, dir, port, admin)
+	for i := range 10 {
+		if failed[i] {
+			continue
+		}
+		guid := fmt.Sprintf("0b1e7a00-0000-4000-8000-%012d", i)
+		body := fmt.Sprintf(`{"ref":"refs/heads/main","after":"%s"}`, guid)
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(body))
+		if status, _, _ := g.post("/hooks/github", http.Header{"X-Hub-Signature-256": {"sha256=" + hex.EncodeToString(mac.Sum(nil))}, "X-GitHub-Delivery": {guid}, "X-GitHub-Event": {"push"}}, []byte(body)); status != 200 {
+			t.Fatalf("delivery %d: %d", i, status)
+		}
+	}
+	waitFor(t, "the 8 deliveries", 30*time.Second, func() bool { return len(up.all()) >= 8 })
+	g.kill()
+	writeFile(t, filepath.Join(dir, "routes.yaml"), source+fmt.Sprintf(`    reconcile:
       credentials: %q
       hook: repos/acme/app/hooks/123
       api_base: %s
-`, up.addr, secret, token, gh.URL)
-	dir, port, admin := newGatewayDir(t, routes, passthrough.addr)
-	gatewayURL.Store(fmt.Sprintf("http://127.0.0.1:%d/hooks/github", port))
-	g := startGateway(t, dir, port, admin)
-	waitFor(t, "the failed deliveries redelivered", 30*time.Second, func() bool { return len(up.all()) >= 2 })
-	time.Sleep(300 * time.Millisecond)
-	if n := len(up.all()); n != 2 || redeliveries.Load() != 2 {
-		t.Fatalf("%d deliveries, %d redeliveries asked, want 2 and 2", n, redeliveries.Load())
+`, token, gh.URL))
+	g = startGateway(t, dir, port, admin)
+	waitFor(t, "the failed deliveries redelivered", 30*time.Second, func() bool { return len(up.all()) >= 10 })
+	time.Sleep(500 * time.Millisecond)
+	if n := len(up.all()); n != 10 || redeliveries.Load() != 2 {
+		t.Fatalf("%d deliveries, %d redeliveries asked, want 10 and 2", n, redeliveries.Load())
 	}
-	// Over the last hour every guid is listed once, and none is failed now.
+	// Over the last hour every guid is listed once, and the gateway has
+	// each: nothing is asked again.
 	out, err := g.cli("reconcile", "--source", "github", "--since", "1h", "--dry-run")
 	if err != nil || !strings.Contains(out, "listed 10, stored 0, duplicates 10, redeliveries 0") {
 		t.Fatalf("dry run: %v\n%s", err, out)

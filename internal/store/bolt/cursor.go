@@ -29,3 +29,13 @@ func (s *Store) SetCursor(ctx context.Context, scope string, c store.Cursor) err
 	}
 	return s.update(ctx, func(tx *bbolt.Tx) error { return tx.Bucket(bucketCursors).Put([]byte(scope), v) })
 }
+
+// Seen implements store.Cursors.
+func (s *Store) Seen(source, key string) (bool, error) {
+	var seen bool
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		_, seen = seenBefore(tx, dedupKey(source, key), s.now())
+		return nil
+	})
+	return seen, err
+}

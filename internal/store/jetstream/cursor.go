@@ -37,3 +37,15 @@ func (s *Store) SetCursor(ctx context.Context, scope string, c store.Cursor) err
 	}
 	return nil
 }
+
+// Seen implements store.Cursors.
+func (s *Store) Seen(source, key string) (bool, error) {
+	_, err := s.dedup.Get(context.Background(), dedupBucketKey(source, key))
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		return false, nil
+	case err != nil:
+		return false, unavailable(err)
+	}
+	return true, nil
+}
