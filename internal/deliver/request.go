@@ -81,6 +81,11 @@ func buildRequest(ctx context.Context, cfg Upstream, t store.Task, attempt int) 
 	req.Header.Set("Hookgate-Event-Id", id)
 	req.Header.Set("Hookgate-Attempt", strconv.Itoa(attempt))
 	req.Header.Set("Hookgate-Source", ev.Source)
+	origin := ev.Origin
+	if origin == "" {
+		origin = "webhook"
+	}
+	req.Header.Set("Hookgate-Origin", origin)
 	req.Header.Set("Idempotency-Key", id)
 	setTraceHeaders(ctx, req.Header)
 	req.ContentLength = int64(len(body))

@@ -116,6 +116,11 @@ sources:
 	if len(up.all()) != 30 || len(keys) != 30 {
 		t.Fatalf("%d deliveries of %d events, want each of 30 once", len(up.all()), len(keys))
 	}
+	for _, r := range up.all() {
+		if r.Header.Get("Hookgate-Origin") != "reconcile" {
+			t.Fatalf("a fetched event delivered with Hookgate-Origin %q", r.Header.Get("Hookgate-Origin"))
+		}
+	}
 	t.Logf("30 missed events: %d requests to Stripe for the first run", afterStart)
 }
 
@@ -238,6 +243,11 @@ sources:
 	time.Sleep(500 * time.Millisecond)
 	if n := len(up.all()); n != 10 || redeliveries.Load() != 2 {
 		t.Fatalf("%d deliveries, %d redeliveries asked, want 10 and 2", n, redeliveries.Load())
+	}
+	for _, r := range up.all() {
+		if r.Header.Get("Hookgate-Origin") != "webhook" {
+			t.Fatalf("a webhook delivered with Hookgate-Origin %q", r.Header.Get("Hookgate-Origin"))
+		}
 	}
 	// Over the last hour every guid is listed once, and the gateway has
 	// each: nothing is asked again.

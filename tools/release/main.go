@@ -53,6 +53,7 @@ var files = []string{
 	"docs/install.md",
 	"docs/operations.md",
 	"docs/providers.md",
+	"docs/reconcile.md",
 	"docs/security.md",
 	"examples/Caddyfile",
 	"examples/demo.env",

@@ -82,7 +82,7 @@ func TestReleaseIsReproducible(t *testing.T) {
 	// Every entry: sorted, owned by root, one time, fixed modes.
 	top := strings.TrimSuffix(archive, ".tar.gz") + "/"
 	want := []string{
-		top, top + "LICENSE", top + "README.md", top + "docs/", top + "docs/configuration.md", top + "docs/install.md", top + "docs/operations.md", top + "docs/providers.md", top + "docs/security.md",
+		top, top + "LICENSE", top + "README.md", top + "docs/", top + "docs/configuration.md", top + "docs/install.md", top + "docs/operations.md", top + "docs/providers.md", top + "docs/reconcile.md", top + "docs/security.md",
 		top + "examples/", top + "examples/Caddyfile", top + "examples/demo.env", top + "examples/routes.yaml",
 		top + "examples/systemd/", top + "examples/systemd/Caddyfile", top + "examples/systemd/hookgate.env",
 		top + "examples/systemd/hookgate.service", top + "examples/systemd/routes.yaml", top + "hookgate",
