@@ -492,6 +492,8 @@ type StatsView struct {
 	Breakers map[string]string `json:"breakers"`
 	// Pipelines are the rule evaluation errors of each configuration.
 	Pipelines []ingest.Counters `json:"rule_errors"`
+	// Reconcile is each reconciling source's cursor and last run.
+	Reconcile map[string]ReconcileView `json:"reconcile,omitempty"`
 }
 
 func stats(w http.ResponseWriter, _ *http.Request, g *liveGateway) error {
@@ -506,6 +508,7 @@ func stats(w http.ResponseWriter, _ *http.Request, g *liveGateway) error {
 	for _, p := range g.pipelines {
 		v.Pipelines = append(v.Pipelines, p.Counts())
 	}
+	v.Reconcile = reconcileViews(g)
 	return writeJSON(w, v)
 }
 

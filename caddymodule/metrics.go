@@ -24,6 +24,10 @@ var (
 		Namespace: "caddy", Subsystem: "hookgate", Name: "delivery_attempts_total",
 		Help: "Delivery attempts by upstream and outcome (delivered, retry, dead).",
 	}, []string{"upstream", "outcome"})
+	reconciledTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "caddy", Subsystem: "hookgate", Name: "reconciled_total",
+		Help: "Events reconciliation found, by source and outcome (stored, duplicate, redelivery_requested, failed).",
+	}, []string{"source", "outcome"})
 	deliverySeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: "caddy", Subsystem: "hookgate", Name: "delivery_duration_seconds",
 		Help:    "Duration of delivery attempts by upstream.",

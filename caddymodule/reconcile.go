@@ -46,7 +46,16 @@ func (a *App) startLoops(ctx context.Context, reg *registration) map[string]*rec
 	loops := map[string]*reconcile.Loop{}
 	for _, s := range reg.schedules {
 		source := s.Source
+		for _, outcome := range []string{"stored", "duplicate", "redelivery_requested", "failed"} {
+			reconciledTotal.WithLabelValues(source, outcome) // the series exist from the start
+		}
 		loop := reconcile.NewLoop(s.Schedule, pipelineSink{pipeline: s.pipeline, source: source, cursors: cursors}, cursors, func(r reconcile.Report, err error) {
+			if !r.DryRun {
+				reconciledTotal.WithLabelValues(source, "stored").Add(float64(r.Stored))
+				reconciledTotal.WithLabelValues(source, "duplicate").Add(float64(r.Duplicates))
+				reconciledTotal.WithLabelValues(source, "redelivery_requested").Add(float64(r.Redeliveries))
+				reconciledTotal.WithLabelValues(source, "failed").Add(float64(r.Failed))
+			}
 			fields := []zap.Field{zap.String("source", source), zap.Int("listed", r.Listed), zap.Int("stored", r.Stored), zap.Int("duplicates", r.Duplicates),
 				zap.Int("redeliveries", r.Redeliveries), zap.Int("failed", r.Failed), zap.Int("requests", r.Requests), zap.Duration("took", r.Took)}
 			if err != nil {
@@ -59,6 +68,28 @@ func (a *App) startLoops(ctx context.Context, reg *registration) map[string]*rec
 		loops[source] = loop
 	}
 	return loops
+}
+
+// ReconcileView is a source's last reconciliation, in GET /hookgate/stats.
+type ReconcileView struct {
+	Through time.Time `json:"through"`
+	LastRun time.Time `json:"last_run"`
+	Outcome string    `json:"outcome"`
+}
+
+// reconcileViews reads each reconciling source's cursor from the store.
+func reconcileViews(g *liveGateway) map[string]ReconcileView {
+	cursors, ok := g.handle.store.(store.Cursors)
+	if !ok || len(g.loops) == 0 {
+		return nil
+	}
+	out := map[string]ReconcileView{}
+	for name, loop := range g.loops {
+		if c, err := cursors.Cursor(loop.Scope); err == nil {
+			out[name] = ReconcileView{Through: c.Through, LastRun: c.LastRun, Outcome: c.Outcome}
+		}
+	}
+	return out
 }
 
 // reconcileSource answers POST /hookgate/sources/{name}/reconcile

@@ -100,6 +100,13 @@ sources:
 	if err != nil || !strings.Contains(out, "listed 30, stored 0, duplicates 30") {
 		t.Fatalf("reconcile now: %v\n%s", err, out)
 	}
+	_, metrics := g.adminRaw("GET", "/metrics")
+	for _, want := range []string{`caddy_hookgate_reconciled_total{outcome="stored",source="stripe"} 30`, `caddy_hookgate_reconciled_total{outcome="duplicate",source="stripe"} 30`,
+		`caddy_hookgate_reconciled_total{outcome="failed",source="stripe"} 0`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
 	g.kill()
 	g = startGateway(t, dir, port, admin)
 	out, err = g.cli("reconcile", "--source", "stripe", "--dry-run")
@@ -120,6 +127,11 @@ sources:
 		if r.Header.Get("Hookgate-Origin") != "reconcile" {
 			t.Fatalf("a fetched event delivered with Hookgate-Origin %q", r.Header.Get("Hookgate-Origin"))
 		}
+	}
+	_, stats := g.admin("GET", "/hookgate/stats")
+	rec, _ := stats["reconcile"].(map[string]any)["stripe"].(map[string]any)
+	if rec["outcome"] != "ok" || rec["last_run"] == nil {
+		t.Fatalf("stats reconcile: %v", stats["reconcile"])
 	}
 	t.Logf("30 missed events: %d requests to Stripe for the first run", afterStart)
 }
