@@ -330,7 +330,8 @@ func (k *keyedHMAC) Sign(key string, msg Message) (http.Header, error) {
 
 // sortedForm is Mandrill's scheme: HMAC-SHA1 base64 over the webhook URL
 // as registered (public_url) followed by each POST field, sorted by name,
-// as name+value.
+// as name+value: Twilio's content (twilioDigest), over a form that repeats
+// no field.
 type sortedForm struct {
 	header string
 	keys   [][]byte
@@ -343,21 +344,6 @@ func newSortedForm(header string) func([]string, Options) (Scheme, error) {
 	}
 }
 
-func sortedFormContent(rawURL string, body []byte) ([]byte, error) {
-	form, err := strictForm(body)
-	if err != nil {
-		return nil, err
-	}
-	names := slices.Sorted(maps.Keys(form))
-	var b bytes.Buffer
-	b.WriteString(rawURL)
-	for _, n := range names {
-		b.WriteString(n)
-		b.WriteString(form.Get(n))
-	}
-	return b.Bytes(), nil
-}
-
 func (f *sortedForm) Verify(r *Request) (Result, error) {
 	header := r.Header.Get(f.header)
 	if header == "" {
@@ -367,14 +353,12 @@ func (f *sortedForm) Verify(r *Request) (Result, error) {
 	if err != nil || len(sig) != sha1.Size {
 		return Result{}, ErrMalformedSignature
 	}
-	content, err := sortedFormContent(r.URL, r.Body)
+	form, err := strictForm(r.Body)
 	if err != nil {
 		return Result{}, ErrMalformedSignature
 	}
 	for _, k := range f.keys {
-		mac := hmac.New(sha1.New, k)
-		mac.Write(content)
-		if hmac.Equal(mac.Sum(nil), sig) {
+		if hmac.Equal(twilioDigest(k, r.URL, form), sig) {
 			return Result{}, nil
 		}
 	}
@@ -382,14 +366,12 @@ func (f *sortedForm) Verify(r *Request) (Result, error) {
 }
 
 func (f *sortedForm) Sign(key string, msg Message) (http.Header, error) {
-	content, err := sortedFormContent(msg.URL, msg.Body)
+	form, err := strictForm(msg.Body)
 	if err != nil {
 		return nil, err
 	}
-	mac := hmac.New(sha1.New, []byte(key))
-	mac.Write(content)
 	h := http.Header{}
-	h.Set(f.header, base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+	h.Set(f.header, base64.StdEncoding.EncodeToString(twilioDigest([]byte(key), msg.URL, form)))
 	return h, nil
 }
 
