@@ -7,11 +7,9 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/subtle"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"math/big"
@@ -373,31 +371,22 @@ type rsaTestKey struct {
 }
 
 func newRSATestKey(subject, audience string) (secret, signingKey string, err error) {
-	priv, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		return "", "", err
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(priv)
+	priv, keyPEM, err := newRSAKey()
 	if err != nil {
 		return "", "", err
 	}
 	kid := randomHex(8)
 	e := big.NewInt(int64(priv.E)).Bytes()
 	pub := jwk{Kty: "RSA", Kid: kid, Use: "sig", Alg: "RS256", N: base64.RawURLEncoding.EncodeToString(priv.N.Bytes()), E: base64.RawURLEncoding.EncodeToString(e)}
-	k := rsaTestKey{Kid: kid, PrivateKey: string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
+	k := rsaTestKey{Kid: kid, PrivateKey: keyPEM,
 		JWKS: string(mustJSON(map[string][]jwk{"keys": {pub}})), Subject: subject, Audience: audience}
 	return subject, string(mustJSON(k)), nil
 }
 
 func signRS256(k rsaTestKey, claims any) (string, error) {
-	block, _ := pem.Decode([]byte(k.PrivateKey))
-	if block == nil {
-		return "", errors.New("signing key: bad PEM")
-	}
-	parsed, err := x509.ParsePKCS8PrivateKey(block.Bytes)
-	priv, ok := parsed.(*rsa.PrivateKey)
-	if err != nil || !ok {
-		return "", errors.New("signing key: not an RSA PKCS#8 key")
+	priv, err := parseRSAKey(k.PrivateKey, "signing key")
+	if err != nil {
+		return "", err
 	}
 	header, _ := json.Marshal(map[string]string{"alg": "RS256", "kid": k.Kid, "typ": "JWT"})
 	payload, err := json.Marshal(claims)

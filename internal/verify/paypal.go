@@ -7,7 +7,6 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -15,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"math/big"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -74,14 +72,6 @@ func newPayPal(secrets []string, opts Options) (Scheme, error) {
 		p.pinned = cert
 	}
 	return p, nil
-}
-
-func parsePEMCert(text string) (*x509.Certificate, error) {
-	block, _ := pem.Decode([]byte(text))
-	if block == nil || block.Type != "CERTIFICATE" {
-		return nil, errors.New("not a PEM certificate")
-	}
-	return x509.ParseCertificate(block.Bytes)
 }
 
 func (p *paypal) Verify(r *Request) (Result, error) {
@@ -152,20 +142,9 @@ func (p *paypal) cert(ctx context.Context, certURL string, now time.Time) (*x509
 // fetchPayPalCert fetches a signing certificate: PEM, RSA of 2048 bits or
 // more, issued to messageverificationcerts(.sandbox).paypal.com.
 func fetchPayPalCert(ctx context.Context, certURL string) (*x509.Certificate, error) {
-	req, err := http.NewRequest(http.MethodGet, certURL, nil)
-	if err != nil {
-		return nil, gone{err}
-	}
-	status, body, err := fetch(ctx, req)
+	cert, err := fetchCertificate(ctx, certURL)
 	if err != nil {
 		return nil, err
-	}
-	if status != http.StatusOK {
-		return nil, statusFailure(status)
-	}
-	cert, err := parsePEMCert(string(body))
-	if err != nil {
-		return nil, gone{err}
 	}
 	pub, ok := cert.PublicKey.(*rsa.PublicKey)
 	if !ok || pub.N.BitLen() < 2048 {
@@ -186,28 +165,11 @@ type paypalKey struct {
 }
 
 func paypalKeys() (secret, signingKey string, err error) {
-	priv, err := rsa.GenerateKey(rand.Reader, 2048)
+	keyPEM, certPEM, err := newRSACertificate("messageverificationcerts.sandbox.paypal.com")
 	if err != nil {
 		return "", "", err
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "messageverificationcerts.sandbox.paypal.com"},
-		DNSNames:  []string{"messageverificationcerts.sandbox.paypal.com"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(365 * 24 * time.Hour),
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &priv.PublicKey, priv)
-	if err != nil {
-		return "", "", err
-	}
-	pkcs8, err := x509.MarshalPKCS8PrivateKey(priv)
-	if err != nil {
-		return "", "", err
-	}
-	k := paypalKey{
-		WebhookID:   strings.ToUpper(randomHex(8)),
-		PrivateKey:  string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8})),
-		Certificate: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
-	}
+	k := paypalKey{WebhookID: strings.ToUpper(randomHex(8)), PrivateKey: keyPEM, Certificate: certPEM}
 	return k.WebhookID, string(mustJSON(k)), nil
 }
 
@@ -228,15 +190,13 @@ func (p *paypal) Sign(key string, msg Message) (http.Header, error) {
 	if err := json.Unmarshal([]byte(key), &k); err != nil || k.PrivateKey == "" {
 		return nil, errors.New("paypal signing key must be the JSON `hookgate keys new --provider paypal` prints")
 	}
-	kb, _ := pem.Decode([]byte(k.PrivateKey))
 	cb, _ := pem.Decode([]byte(k.Certificate))
-	if kb == nil || cb == nil {
+	if cb == nil {
 		return nil, errors.New("paypal signing key: bad PEM")
 	}
-	parsed, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
-	priv, ok := parsed.(*rsa.PrivateKey)
-	if err != nil || !ok {
-		return nil, errors.New("paypal signing key: not an RSA PKCS#8 key")
+	priv, err := parseRSAKey(k.PrivateKey, "paypal signing key")
+	if err != nil {
+		return nil, err
 	}
 	id := uuid()
 	at := msg.Time.UTC().Format(time.RFC3339)

@@ -2,6 +2,8 @@ package verify
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -320,4 +322,34 @@ func statusFailure(status int) error {
 		return gone{statusError(status)}
 	}
 	return statusError(status)
+}
+
+// fetchCertificate fetches a PEM certificate. An answer that is not one is
+// final; a failed fetch or a 5xx is transient.
+func fetchCertificate(ctx context.Context, certURL string) (*x509.Certificate, error) {
+	req, err := http.NewRequest(http.MethodGet, certURL, nil)
+	if err != nil {
+		return nil, gone{err}
+	}
+	status, body, err := fetch(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if status != http.StatusOK {
+		return nil, statusFailure(status)
+	}
+	cert, err := parsePEMCert(string(body))
+	if err != nil {
+		return nil, gone{err}
+	}
+	return cert, nil
+}
+
+// parsePEMCert reads one PEM certificate.
+func parsePEMCert(text string) (*x509.Certificate, error) {
+	block, _ := pem.Decode([]byte(text))
+	if block == nil || block.Type != "CERTIFICATE" {
+		return nil, errors.New("not a PEM certificate")
+	}
+	return x509.ParseCertificate(block.Bytes)
 }

@@ -8,7 +8,6 @@ import (
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -16,7 +15,6 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"math/big"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -298,24 +296,9 @@ func (s *snsScheme) check(r *Request) ([]byte, error) {
 // connection to the region's SNS host is what vouches for it: SNS serves
 // the leaf alone, without the chain to a root.
 func fetchSNSCert(ctx context.Context, certURL, region string, testStandIn bool) (*x509.Certificate, error) {
-	req, err := http.NewRequest(http.MethodGet, certURL, nil)
-	if err != nil {
-		return nil, gone{err}
-	}
-	status, body, err := fetch(ctx, req)
+	cert, err := fetchCertificate(ctx, certURL)
 	if err != nil {
 		return nil, err
-	}
-	if status != http.StatusOK {
-		return nil, statusFailure(status)
-	}
-	block, _ := pem.Decode(body)
-	if block == nil || block.Type != "CERTIFICATE" {
-		return nil, gone{errors.New("not a PEM certificate")}
-	}
-	cert, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		return nil, gone{err}
 	}
 	if err := checkSNSCert(cert, region, time.Now()); err != nil {
 		return nil, gone{err}
@@ -440,44 +423,26 @@ type snsKey struct {
 
 // snsKeys makes a topic ARN to configure and a signing key for it.
 func snsKeys() (secret, signingKey string, err error) {
-	priv, err := rsa.GenerateKey(rand.Reader, 2048)
+	keyPEM, certPEM, err := newRSACertificate("sns.amazonaws.com")
 	if err != nil {
 		return "", "", err
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "sns.amazonaws.com"}, DNSNames: []string{"sns.amazonaws.com"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(365 * 24 * time.Hour),
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &priv.PublicKey, priv)
-	if err != nil {
-		return "", "", err
-	}
-	pkcs8, err := x509.MarshalPKCS8PrivateKey(priv)
-	if err != nil {
-		return "", "", err
-	}
-	k := snsKey{
-		TopicArn:    "arn:aws:sns:us-east-1:123456789012:hookgate-" + randomHex(6),
-		PrivateKey:  string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8})),
-		Certificate: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
-	}
+	k := snsKey{TopicArn: "arn:aws:sns:us-east-1:123456789012:hookgate-" + randomHex(6), PrivateKey: keyPEM, Certificate: certPEM}
 	return k.TopicArn, string(mustJSON(k)), nil
 }
 
 func parseSNSKey(key string) (*snsKey, *rsa.PrivateKey, []byte, error) {
 	var k snsKey
 	if err := json.Unmarshal([]byte(key), &k); err != nil || k.PrivateKey == "" || k.Certificate == "" {
-		return nil, nil, nil, errors.New("aws-sns signing key must be the JSON `hookgate keys --provider aws-sns` prints")
+		return nil, nil, nil, errors.New("aws-sns signing key must be the JSON `hookgate keys new --provider aws-sns` prints")
 	}
-	kb, _ := pem.Decode([]byte(k.PrivateKey))
 	cb, _ := pem.Decode([]byte(k.Certificate))
-	if kb == nil || cb == nil {
+	if cb == nil {
 		return nil, nil, nil, errors.New("aws-sns signing key: bad PEM")
 	}
-	parsed, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
-	priv, ok := parsed.(*rsa.PrivateKey)
-	if err != nil || !ok {
-		return nil, nil, nil, errors.New("aws-sns signing key: not an RSA PKCS#8 key")
+	priv, err := parseRSAKey(k.PrivateKey, "aws-sns signing key")
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	return &k, priv, cb.Bytes, nil
 }
