@@ -34,7 +34,7 @@ type numberedHeaders struct {
 	keys   [][]byte
 }
 
-func newNumberedHeaders(prefix string, _ int) func([]string, Options) (Scheme, error) {
+func newNumberedHeaders(prefix string) func([]string, Options) (Scheme, error) {
 	return func(secrets []string, _ Options) (Scheme, error) {
 		keys, err := secretBytes(secrets)
 		return &numberedHeaders{prefix: prefix, keys: keys}, err

@@ -59,7 +59,7 @@ func init() {
 			Description: "DocuSign Connect: X-DocuSign-Signature-1… (one per key) over the body, HMAC-SHA256 base64",
 			Docs:        "https://developers.docusign.com/platform/webhooks/connect/validate",
 			Bespoke: Bespoke{
-				Build:    newNumberedHeaders("X-DocuSign-Signature-", 100),
+				Build:    newNumberedHeaders("X-DocuSign-Signature-"),
 				Describe: "hmac-sha256 base64 over {body}, in X-DocuSign-Signature-1 to -100, one per active Connect key",
 				Headers:  []string{"X-DocuSign-Signature-1"},
 				Signer:   numberedSigner{prefix: "X-DocuSign-Signature-"},
