@@ -7,9 +7,10 @@ import (
 // The provider catalog. Each preset follows the provider's official SDK
 // where docs and SDK disagree; the comments say where that matters.
 
-// hubSignature is the common "X-Hub-Signature: sha256=<hex>" scheme.
-func hubSignature(header, prefix, algorithm string) Spec {
-	return Spec{Algorithm: algorithm, Header: header, Prefix: prefix, Encoding: "hex"}
+// bodyHMAC is the common HMAC over the raw body, with the signature in one
+// header after prefix ("X-Hub-Signature: sha256=<hex>" and its kin).
+func bodyHMAC(algorithm, header, prefix, encoding string) Spec {
+	return Spec{Algorithm: algorithm, Header: header, Prefix: prefix, Encoding: encoding}
 }
 
 // timestampedPairs is the "t=<ts>,v1=<hex>" scheme over "<ts>.<body>"
@@ -242,7 +243,7 @@ func init() {
 			Delivery:    Delivery{Retries: "retry schedule not documented; 15-min pause after 1000 errors, suspended after 7 days", Docs: "https://developers.intercom.com/docs/webhooks/webhook-notifications"},
 			Checked:     "docs",
 			Description: "Intercom: X-Hub-Signature sha1=… over the body, HMAC-SHA1 hex (app client secret); HEAD check answered",
-			Spec:        hubSignature("X-Hub-Signature", "sha1=", "hmac-sha1"),
+			Spec:        bodyHMAC("hmac-sha1", "X-Hub-Signature", "sha1=", "hex"),
 			Handshakes:  []*Handshake{headCheck},
 			Docs:        "https://developers.intercom.com/docs/webhooks/webhook-notifications",
 			Dedup:       Dedup{Key: `body.id`},
@@ -275,7 +276,7 @@ func init() {
 			Delivery:    Delivery{Retries: "only 5xx responses are resent, up to two more times (no stated delay)", Timeout: Span(10 * time.Second), Docs: "https://support.atlassian.com/bitbucket-cloud/docs/troubleshoot-webhooks/"},
 			Checked:     "docs",
 			Description: "Bitbucket Cloud: X-Hub-Signature sha256=… over the body, HMAC-SHA256 hex",
-			Spec:        hubSignature("X-Hub-Signature", "sha256=", "hmac-sha256"),
+			Spec:        bodyHMAC("hmac-sha256", "X-Hub-Signature", "sha256=", "hex"),
 			Docs:        "https://support.atlassian.com/bitbucket-cloud/docs/manage-webhooks/",
 			Dedup:       Dedup{Key: `headers["x-request-uuid"]`},
 		},
@@ -494,7 +495,7 @@ func init() {
 			Delivery:    Delivery{Retries: "retries on 408/409/425/429/5xx, connect failure or timeout; may arrive up to ~30 min late", RetryWindow: Span(30 * time.Minute), Docs: "https://developer.atlassian.com/cloud/jira/platform/webhooks/#retry-policy"},
 			Checked:     "docs",
 			Description: "Jira Cloud admin webhooks: X-Hub-Signature sha256=… over the body, HMAC-SHA256 hex",
-			Spec:        hubSignature("X-Hub-Signature", "sha256=", "hmac-sha256"),
+			Spec:        bodyHMAC("hmac-sha256", "X-Hub-Signature", "sha256=", "hex"),
 			Docs:        "https://developer.atlassian.com/cloud/jira/platform/webhooks/#secure-admin-webhooks",
 			Dedup:       Dedup{Key: `headers["x-atlassian-webhook-identifier"]`},
 		},
@@ -562,7 +563,7 @@ func init() {
 			Delivery:    Delivery{Retries: "retry immediately, then a few more times with decreasing frequency over 36 hours", RetryWindow: Span(36 * time.Hour), Docs: "https://developers.facebook.com/docs/graph-api/webhooks/getting-started"},
 			Checked:     "docs",
 			Description: "Meta (Facebook, Instagram, Messenger): X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex (app secret); hub.challenge answered",
-			Spec:        hubSignature("X-Hub-Signature-256", "sha256=", "hmac-sha256"),
+			Spec:        bodyHMAC("hmac-sha256", "X-Hub-Signature-256", "sha256=", "hex"),
 			Handshakes:  []*Handshake{metaSubscribe},
 			Docs:        "https://developers.facebook.com/docs/graph-api/webhooks/getting-started",
 		},
@@ -571,7 +572,7 @@ func init() {
 			Delivery:    Delivery{Retries: "non-200 or undeliverable: retried with decreasing frequency for up to 7 days", RetryWindow: Span(168 * time.Hour), Docs: "https://developers.facebook.com/docs/whatsapp/cloud-api/guides/set-up-webhooks"},
 			Checked:     "docs",
 			Description: "WhatsApp Cloud API: X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex (app secret); hub.challenge answered",
-			Spec:        hubSignature("X-Hub-Signature-256", "sha256=", "hmac-sha256"),
+			Spec:        bodyHMAC("hmac-sha256", "X-Hub-Signature-256", "sha256=", "hex"),
 			Handshakes:  []*Handshake{metaSubscribe},
 			Docs:        "https://developers.facebook.com/docs/whatsapp/cloud-api/guides/set-up-webhooks",
 			Dedup: Dedup{

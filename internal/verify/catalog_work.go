@@ -5,12 +5,6 @@ import "time"
 // Providers of work tools: support, CRM, recruiting, identity checks,
 // forms and scheduling, customer data.
 
-// bodyHMAC is the common HMAC over the raw body, with the signature in one
-// header after prefix.
-func bodyHMAC(algorithm, header, prefix, encoding string) Spec {
-	return Spec{Algorithm: algorithm, Header: header, Prefix: prefix, Encoding: encoding}
-}
-
 func init() {
 	register(
 		Preset{
