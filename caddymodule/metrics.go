@@ -77,7 +77,9 @@ func requestCounts() map[string]map[string]float64 {
 	return out
 }
 
+// observeAttempt records the duration before the count, so a scrape that
+// sees an attempt counted also sees its duration.
 func observeAttempt(upstream, outcome string, took time.Duration) {
-	deliveriesTotal.WithLabelValues(upstream, outcome).Inc()
 	deliverySeconds.WithLabelValues(upstream).Observe(took.Seconds())
+	deliveriesTotal.WithLabelValues(upstream, outcome).Inc()
 }
