@@ -8,6 +8,7 @@ import (
 
 	"github.com/hookgate/hookgate/internal/alert"
 	"github.com/hookgate/hookgate/internal/ingest"
+	"github.com/hookgate/hookgate/internal/reconcile"
 	"github.com/hookgate/hookgate/internal/store"
 )
 
@@ -18,19 +19,31 @@ func newAlerts(st store.Backend, logger *zap.Logger) *alert.Manager {
 	return alert.New(alert.Options{Store: st, Logger: logger.Named("alerts"), Oldest: st.OldestPendingByUpstream})
 }
 
-// alertTap hands a pipeline's outcomes to its store's alert manager. The
-// pipeline is made when the configuration is provisioned, the manager when
-// the app starts: the tap is set then, and counts nothing before.
-type alertTap struct {
-	m atomic.Pointer[alert.Manager]
+// liveTap hands a pipeline's outcomes to what runs beside it once it is
+// live: its store's alert manager, and its sources' reconciliation loops,
+// which a 503 to a source asks for a run soon. The pipeline is made when
+// the configuration is provisioned, those when the app starts: the tap is
+// set then, and tells nothing before.
+type liveTap struct {
+	alerts atomic.Pointer[alert.Manager]
+	loops  atomic.Pointer[map[string]*reconcile.Loop]
 }
 
-func (t *alertTap) set(m *alert.Manager) { t.m.Store(m) }
+func (t *liveTap) set(m *alert.Manager) { t.alerts.Store(m) }
+
+func (t *liveTap) setLoops(loops map[string]*reconcile.Loop) { t.loops.Store(&loops) }
 
 // Observe implements ingest.Observer.
-func (t *alertTap) Observe(source, outcome string, took time.Duration) {
-	if m := t.m.Load(); m != nil {
+func (t *liveTap) Observe(source, outcome string, took time.Duration) {
+	if m := t.alerts.Load(); m != nil {
 		m.Observe(source, outcome, took)
+	}
+	if outcome == alert.Unavailable {
+		if loops := t.loops.Load(); loops != nil {
+			if l := (*loops)[source]; l != nil {
+				l.Soon()
+			}
+		}
 	}
 }
 

@@ -139,7 +139,7 @@ type registration struct {
 	retention time.Duration
 	pipelines []*ingest.Pipeline
 	alerts    []alert.Rule
-	taps      []*alertTap
+	taps      []*liveTap
 	schedules []scheduled
 	handle    *storeHandle // set by Start
 }
@@ -182,7 +182,7 @@ func (App) CaddyModule() caddy.ModuleInfo {
 // register adds a handler's compiled configuration for its store. Two
 // configurations that share a store must agree on every upstream they both
 // name.
-func (a *App) register(spec storeSpec, parts *assemble.Parts, routes string, tap *alertTap) error {
+func (a *App) register(spec storeSpec, parts *assemble.Parts, routes string, tap *liveTap) error {
 	pipeline, upstreams, retention := parts.Pipeline, parts.Upstreams, parts.Retention
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -199,7 +199,7 @@ func (a *App) register(spec storeSpec, parts *assemble.Parts, routes string, tap
 	reg, ok := a.regs[spec.key]
 	if !ok {
 		a.regs[spec.key] = &registration{spec: spec, upstreams: upstreams, routes: routes, retention: retention, pipelines: []*ingest.Pipeline{pipeline},
-			alerts: parts.Alerts, taps: []*alertTap{tap}, schedules: scheds}
+			alerts: parts.Alerts, taps: []*liveTap{tap}, schedules: scheds}
 		return nil
 	}
 	reg.schedules = append(reg.schedules, scheds...)
@@ -255,7 +255,11 @@ func (a *App) Start() error {
 		h.engine.SetRetention(reg.retention)
 		h.engine.Activate(a, reg.upstreams)
 		h.alerts.Activate(a, reg.alerts)
-		live[h.store.Path()] = &liveGateway{owner: a, handle: h, upstreams: reg.upstreams, pipelines: reg.pipelines, loops: a.startLoops(loopCtx, reg)}
+		loops := a.startLoops(loopCtx, reg)
+		for _, tap := range reg.taps {
+			tap.setLoops(loops)
+		}
+		live[h.store.Path()] = &liveGateway{owner: a, handle: h, upstreams: reg.upstreams, pipelines: reg.pipelines, loops: loops}
 		a.logger.Info("webhook gateway started", zap.String("storage", h.store.Path()), zap.Int("configurations", len(reg.pipelines)))
 	}
 	refresher.start(a, a.ipRefresh)

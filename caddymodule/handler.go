@@ -68,7 +68,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	routesPath := cfg.File
-	tap := new(alertTap) // the store's alert manager counts refusals once the app starts
+	tap := new(liveTap) // the store's alert manager counts refusals once the app starts
 	parts, err := assemble.Config(cfg, ingest.Hooks{ClientIP: clientIP, TrustedProxy: viaTrustedProxy, Observer: observers{metricsObserver{}, tap}})
 	if err != nil {
 		return err

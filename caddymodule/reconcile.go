@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -58,11 +59,16 @@ func (a *App) startLoops(ctx context.Context, reg *registration) map[string]*rec
 			}
 			fields := []zap.Field{zap.String("source", source), zap.Int("listed", r.Listed), zap.Int("stored", r.Stored), zap.Int("duplicates", r.Duplicates),
 				zap.Int("redeliveries", r.Redeliveries), zap.Int("failed", r.Failed), zap.Int("requests", r.Requests), zap.Duration("took", r.Took)}
-			if err != nil {
+			switch {
+			case err != nil:
 				a.logger.Warn("reconciliation failed", append(fields, zap.Error(err))...)
-				return
+				reg.handle.alerts.ReconcileFailed(source, err.Error())
+			case r.Failed > 0:
+				a.logger.Warn("reconciliation incomplete", fields...)
+				reg.handle.alerts.ReconcileFailed(source, fmt.Sprintf("%d of %d events listed could not be stored or redelivered", r.Failed, r.Listed))
+			default:
+				a.logger.Info("reconciled", fields...)
 			}
-			a.logger.Info("reconciled", fields...)
 		})
 		loop.Start(ctx)
 		loops[source] = loop

@@ -43,6 +43,11 @@ const (
 	KindBreakerOpen   Kind = "breaker_open"
 	KindOldestPending Kind = "oldest_pending"
 	KindRejected      Kind = "rejected"
+	// KindReconcileFailed is a source's reconciliation run that failed.
+	KindReconcileFailed Kind = "reconcile_failed"
+	// KindMissed is a source whose provider never retries, answered 503
+	// and not reconciling: the events it sent then may be lost.
+	KindMissed Kind = "missed"
 )
 
 // Formats of an alert's body.
@@ -66,6 +71,12 @@ type Rule struct {
 	// Rejected, when set, is the refused share of a source's requests that
 	// raises an alert.
 	Rejected *Rejected
+	// ReconcileFailed turns on alerts for failed reconciliation runs.
+	ReconcileFailed bool
+	// Missed, when set, names the sources whose provider never retries
+	// and that do not reconcile, each with how to recover its events; a
+	// 503 to one of them raises a missed alert.
+	Missed map[string]string
 	// Repeat is the least time between two alerts of the same kind about
 	// the same source and upstream.
 	Repeat time.Duration
@@ -128,4 +139,17 @@ func oldestAlert(upstream string, age, limit time.Duration, at time.Time) Alert 
 func rejectedAlert(source string, refused, total int, window time.Duration, at time.Time) Alert {
 	return Alert{Kind: KindRejected, Source: source, At: at,
 		Message: fmt.Sprintf("source %s refused %d of %d requests (%.0f%%) in the last %s", source, refused, total, 100*float64(refused)/float64(total), window)}
+}
+
+func reconcileFailedAlert(source, reason string, at time.Time) Alert {
+	return Alert{Kind: KindReconcileFailed, Source: source, At: at,
+		Message: fmt.Sprintf("reconciling source %s with its provider failed: %s; its cursor stays, so the next run lists the same events again", source, reason)}
+}
+
+func missedAlert(source, recover string, at time.Time) Alert {
+	msg := fmt.Sprintf("source %s answered 503 (the store could not take the event) and its provider does not retry: events it sent then may be lost", source)
+	if recover != "" {
+		msg += "; to recover them: " + recover
+	}
+	return Alert{Kind: KindMissed, Source: source, At: at, Message: msg}
 }

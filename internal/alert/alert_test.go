@@ -290,3 +290,65 @@ func TestThroughTheEngine(t *testing.T) {
 		t.Errorf("the alert carries the event's body or signature: %s", body)
 	}
 }
+
+func TestMissedAlertForAProviderThatNeverRetries(t *testing.T) {
+	m, rec, _ := newManager(t, Rule{Name: "ops", Repeat: time.Hour, Missed: map[string]string{"github": "redeliver from the hook's Recent Deliveries"}})
+	m.Observe("github", "accepted", 0)
+	m.Observe("stripe", Unavailable, 0) // stripe retries: not in Missed
+	m.Observe("github", "rejected_signature", 0)
+	if got := rec.alerts(t, m); len(got) != 0 {
+		t.Fatalf("alerts without a 503 to github: %+v", got)
+	}
+	m.Observe("github", Unavailable, 0)
+	m.Observe("github", Unavailable, 0) // within repeat
+	got := rec.alerts(t, m)
+	if len(got) != 1 {
+		t.Fatalf("got %d alerts, want 1: %+v", len(got), got)
+	}
+	a := got[0]
+	if a.Kind != KindMissed || a.Source != "github" || !strings.Contains(a.Message, "does not retry") || !strings.Contains(a.Message, "Recent Deliveries") {
+		t.Fatalf("alert %+v", a)
+	}
+}
+
+func TestReconcileFailedAlert(t *testing.T) {
+	m, rec, _ := newManager(t, Rule{Name: "ops", Repeat: time.Hour, ReconcileFailed: true}, Rule{Name: "quiet", Repeat: time.Hour, Dead: true})
+	m.ReconcileFailed("stripe", "provider answered 401")
+	got := rec.alerts(t, m)
+	if len(got) != 1 || got[0].Kind != KindReconcileFailed || got[0].Source != "stripe" || !strings.Contains(got[0].Message, "401") {
+		t.Fatalf("alerts %+v", got)
+	}
+	if rec.got[0].Targets[0].Upstream != Upstream("ops") {
+		t.Fatalf("sent to %s", rec.got[0].Targets[0].Upstream)
+	}
+}
+
+// failingStore refuses the first writes, as a full disk does, then takes them.
+type failingStore struct {
+	recorder
+	refuse atomic.Int32
+}
+
+func (f *failingStore) Ingest(ctx context.Context, e *store.NewEvent) (store.IngestResult, error) {
+	if f.refuse.Add(-1) >= 0 {
+		return store.IngestResult{}, store.ErrUnavailable
+	}
+	return f.recorder.Ingest(ctx, e)
+}
+
+func TestAnAlertTheStoreRefusedIsStoredOnceItIsBack(t *testing.T) {
+	st := &failingStore{}
+	st.refuse.Store(3)
+	m := New(Options{Store: st, CheckEvery: time.Hour, RetryStore: 10 * time.Millisecond})
+	t.Cleanup(m.Stop)
+	m.Activate("cfg", []Rule{{Name: "ops", Repeat: time.Hour, Missed: map[string]string{"github": ""}}})
+	m.Observe("github", Unavailable, 0)
+	deadline := time.Now().Add(5 * time.Second)
+	for st.refuse.Load() >= 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	got := st.alerts(t, m)
+	if len(got) != 1 || got[0].Kind != KindMissed {
+		t.Fatalf("after 3 refused writes, stored %+v", got)
+	}
+}

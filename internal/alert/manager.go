@@ -32,6 +32,9 @@ type Options struct {
 	// otherwise a quarter of the shortest oldest_pending, within
 	// [MinCheck, MaxCheck].
 	CheckEvery time.Duration
+	// RetryStore is how often an alert whose write failed is tried again;
+	// default 5s.
+	RetryStore time.Duration
 }
 
 // Bounds of the oldest_pending check interval: often enough to alert near
@@ -54,10 +57,11 @@ type Manager struct {
 	log        *zap.Logger
 	now        func() time.Time
 	checkEvery time.Duration
+	retryStore time.Duration
 
-	// rejectedOn lets Observe, on the request path, return at once when no
-	// rule counts refusals.
-	rejectedOn atomic.Bool
+	// observeOn lets Observe, on the request path, return at once when no
+	// rule counts refusals or watches for missed events.
+	observeOn atomic.Bool
 
 	mu          sync.Mutex
 	generations []generation
@@ -67,7 +71,11 @@ type Manager struct {
 	stopped     bool
 
 	queue chan raised
-	wake  chan struct{}
+	// unstored holds the alerts whose write failed (the store was
+	// unavailable, which is when a missed alert is raised), retried
+	// every retryStore until they are stored. Only run touches it.
+	unstored []raised
+	wake     chan struct{}
 	stop  chan struct{}
 	done  chan struct{}
 }
@@ -90,8 +98,11 @@ func New(opts Options) *Manager {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.RetryStore <= 0 {
+		opts.RetryStore = defaultRetryStore
+	}
 	m := &Manager{
-		ingest: opts.Store, oldest: opts.Oldest, log: opts.Logger, now: opts.Now, checkEvery: opts.CheckEvery,
+		ingest: opts.Store, oldest: opts.Oldest, log: opts.Logger, now: opts.Now, checkEvery: opts.CheckEvery, retryStore: opts.RetryStore,
 		last: map[string]time.Time{}, windows: map[windowKey]*window{},
 		queue: make(chan raised, queueSize), wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -136,9 +147,9 @@ func (m *Manager) apply() {
 	}
 	on := false
 	for _, r := range m.rules {
-		on = on || r.Rejected != nil
+		on = on || r.Rejected != nil || len(r.Missed) > 0
 	}
-	m.rejectedOn.Store(on)
+	m.observeOn.Store(on)
 }
 
 func (m *Manager) poke() {
@@ -180,11 +191,20 @@ func (m *Manager) BreakerOpened(upstream string) {
 	m.raise(breakerAlert(upstream, m.now()), func(r Rule) bool { return r.BreakerOpen })
 }
 
-// Observe counts a request's outcome for the rejected condition; it
-// implements the ingest pipeline's Observer and runs on the request path,
-// so it only counts and, rarely, queues an alert.
+// ReconcileFailed is told of a source's reconciliation run that failed.
+func (m *Manager) ReconcileFailed(source, reason string) {
+	m.raise(reconcileFailedAlert(source, reason, m.now()), func(r Rule) bool { return r.ReconcileFailed })
+}
+
+// Unavailable is the outcome of a request the store could not take (503).
+const Unavailable = "unavailable"
+
+// Observe counts a request's outcome for the rejected condition and
+// watches for 503s to sources whose provider never retries; it implements
+// the ingest pipeline's Observer and runs on the request path, so it only
+// counts and, rarely, queues an alert.
 func (m *Manager) Observe(source, outcome string, _ time.Duration) {
-	if !m.rejectedOn.Load() || source == Source {
+	if !m.observeOn.Load() || source == Source {
 		return
 	}
 	refused := strings.HasPrefix(outcome, "rejected_")
@@ -192,6 +212,9 @@ func (m *Manager) Observe(source, outcome string, _ time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, r := range m.rules {
+		if recover, ok := r.Missed[source]; ok && outcome == Unavailable {
+			m.raiseLocked(r, missedAlert(source, recover, now))
+		}
 		if r.Rejected == nil {
 			continue
 		}
@@ -290,19 +313,52 @@ func (m *Manager) run() {
 	defer close(m.done)
 	timer := time.NewTimer(m.interval())
 	defer timer.Stop()
+	retry := time.NewTicker(m.retryStore)
+	defer retry.Stop()
 	for {
 		select {
 		case <-m.stop:
 			m.drain()
 			return
 		case r := <-m.queue:
-			m.store(r)
+			m.keep(r, m.store(r))
+		case <-retry.C:
+			m.storeUnstored()
 		case <-m.wake:
 			timer.Reset(m.interval())
 		case <-timer.C:
 			m.CheckPending()
 			timer.Reset(m.interval())
 		}
+	}
+}
+
+// Bounds of the alerts kept for another write: how often they are tried,
+// and how many are kept (the oldest are dropped past it).
+const (
+	defaultRetryStore = 5 * time.Second
+	maxUnstored       = 64
+)
+
+// keep holds r for another write when its write failed.
+func (m *Manager) keep(r raised, err error) {
+	if err == nil {
+		return
+	}
+	if len(m.unstored) == maxUnstored {
+		m.log.Warn("alert dropped: too many could not be stored", zap.String("alert", string(m.unstored[0].alert.Kind)), zap.String("target", m.unstored[0].rule.Name))
+		m.unstored = m.unstored[1:]
+	}
+	m.unstored = append(m.unstored, r)
+}
+
+// storeUnstored writes the alerts kept, oldest first, until one fails.
+func (m *Manager) storeUnstored() {
+	for len(m.unstored) > 0 {
+		if m.store(m.unstored[0]) != nil {
+			return
+		}
+		m.unstored = m.unstored[1:]
 	}
 }
 
@@ -314,6 +370,7 @@ func (m *Manager) drain() {
 		case r := <-m.queue:
 			m.store(r)
 		default:
+			m.storeUnstored()
 			return
 		}
 	}
@@ -340,7 +397,7 @@ const storeTimeout = 10 * time.Second
 
 // store writes an alert as an event with one delivery, to its target's
 // upstream, which the engine then delivers.
-func (m *Manager) store(r raised) {
+func (m *Manager) store(r raised) error {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	ne := &store.NewEvent{
@@ -355,10 +412,11 @@ func (m *Manager) store(r raised) {
 	fields := []zap.Field{zap.String("alert", string(r.alert.Kind)), zap.String("target", r.rule.Name),
 		zap.String("source", r.alert.Source), zap.String("upstream", r.alert.Upstream)}
 	if err != nil {
-		m.log.Error("storing an alert", append(fields, zap.Error(err))...)
-		return
+		m.log.Error("storing an alert; it is tried again", append(fields, zap.Error(err))...)
+		return err
 	}
 	m.log.Info("alert raised", append(fields, zap.String("alert_event_id", res.ID.String()))...)
+	return nil
 }
 
 // buckets divide a rejected window, as the breaker's divide its own.

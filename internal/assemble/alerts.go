@@ -1,9 +1,12 @@
 package assemble
 
 import (
+	"strings"
+
 	"github.com/hookgate/hookgate/internal/alert"
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/deliver"
+	"github.com/hookgate/hookgate/internal/verify"
 )
 
 // alertConcurrency bounds an alert target's deliveries in flight: alerts
@@ -18,7 +21,10 @@ func compileAlerts(cfg *config.Routes) ([]alert.Rule, map[string]deliver.Upstrea
 	upstreams := map[string]deliver.Upstream{}
 	for _, a := range cfg.Alerts {
 		r := alert.Rule{Name: a.Name, Format: a.Format, Dead: a.On.Dead, BreakerOpen: a.On.BreakerOpen,
-			OldestPending: a.On.OldestPending.Std(), Repeat: a.Repeat.Std()}
+			OldestPending: a.On.OldestPending.Std(), ReconcileFailed: a.On.ReconcileFailed, Repeat: a.Repeat.Std()}
+		if a.On.Missed {
+			r.Missed = unretried(cfg)
+		}
 		if rej := a.On.Rejected; rej != nil {
 			r.Rejected = &alert.Rejected{Ratio: float64(rej.Ratio), Min: rej.Min, Window: rej.Window.Std()}
 		}
@@ -35,4 +41,29 @@ func compileAlerts(cfg *config.Routes) ([]alert.Rule, map[string]deliver.Upstrea
 		}
 	}
 	return rules, upstreams
+}
+
+// unretried names the sources whose provider never retries a failed
+// delivery and that do not reconcile, each with how to recover what it
+// missed.
+func unretried(cfg *config.Routes) map[string]string {
+	out := map[string]string{}
+	for _, src := range cfg.Sources {
+		p, ok := verify.Lookup(src.Provider)
+		if !ok || !p.Delivery.NeverRetries() || src.Reconcile != nil {
+			continue
+		}
+		var how []string
+		if p.Delivery.Reconcile != "" {
+			how = append(how, "set reconcile on source "+src.Name+" and the gateway asks "+src.Provider+" for them itself")
+		}
+		if p.Delivery.Redeliver != "" {
+			how = append(how, p.Delivery.Redeliver)
+		}
+		if len(how) == 0 {
+			how = append(how, "ask "+src.Provider+" to send them again, or have them sent again from where they came")
+		}
+		out[src.Name] = strings.Join(how, "; or ")
+	}
+	return out
 }

@@ -66,6 +66,13 @@ type AlertOn struct {
 	// Rejected alerts when a source refuses too large a share of its
 	// requests. Default: off.
 	Rejected *AlertRejected `json:"rejected,omitzero" yaml:"rejected,omitempty"`
+	// ReconcileFailed alerts when a source's reconciliation run fails.
+	ReconcileFailed bool `json:"reconcile_failed,omitzero" yaml:"reconcile_failed,omitempty"`
+	// Missed alerts when a source whose provider never retries (GitHub,
+	// Gitea, WooCommerce, …) and that does not reconcile was answered
+	// 503: the events it sent then may be lost. The message says how to
+	// recover them.
+	Missed bool `json:"missed,omitzero" yaml:"missed,omitempty"`
 }
 
 // AlertRejected is the rejected condition: at least Ratio of a source's
@@ -103,12 +110,12 @@ func (a *Alert) check(d *decoder, n *yaml.Node, what string) {
 		d.errorf(n, "%s: to is required (the URL alerts are posted to)", what)
 	}
 	if !a.On.isSet() && !a.Failed("on") {
-		d.errorf(n, "%s: on must turn on at least one of dead, breaker_open, oldest_pending, rejected", what)
+		d.errorf(n, "%s: on must turn on at least one of dead, breaker_open, oldest_pending, rejected, reconcile_failed, missed", what)
 	}
 }
 
 func (o AlertOn) isSet() bool {
-	return o.Dead || o.BreakerOpen || o.OldestPending > 0 || o.Rejected != nil
+	return o.Dead || o.BreakerOpen || o.OldestPending > 0 || o.Rejected != nil || o.ReconcileFailed || o.Missed
 }
 
 func (r *AlertRejected) setDefaults() {

@@ -571,8 +571,17 @@ type Reconcile struct {
 	Hook Text `json:"hook,omitzero" yaml:"hook,omitempty" example:"repos/acme/app/hooks/123"`
 }
 
-// Reconcilable names the presets whose events reconcile can recover.
-var Reconcilable = []string{"github", "stripe"}
+// Reconcilable names the presets whose events reconcile can recover:
+// those whose delivery facts say how.
+var Reconcilable = func() []string {
+	var out []string
+	for _, p := range verify.Presets() {
+		if p.Delivery.Reconcile != "" {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}()
 
 // ReconcileDefaults are Every and Lookback when unset.
 const (

@@ -432,3 +432,56 @@ sources:
 		t.Fatalf("%d deliveries queued, want 2", n)
 	}
 }
+
+// TestPayPalTransmissionIsSingleUse: PayPal signs the body only through
+// its CRC-32, so a captured transmission carrying another event is
+// refused; PayPal's retry of an event (a new transmission) is a duplicate
+// of it, as reconciliation's resend is.
+func TestPayPalTransmissionIsSingleUse(t *testing.T) {
+	p, _ := verify.Lookup("paypal")
+	webhookID, key, err := verify.GenerateKeys(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opts strings.Builder
+	for k, v := range verify.TestKeyOptions(key) {
+		fmt.Fprintf(&opts, "      %s: %q\n", k, v)
+	}
+	h := routingHarnessAt(t, fmt.Sprintf(`
+upstreams:
+  app:
+    url: http://127.0.0.1:1
+sources:
+  paypal:
+    path: /webhooks/paypal
+    provider: paypal
+    secrets: [%q]
+    provider_options:
+%s    default: [app]
+`, webhookID, opts.String()), filepath.Join(t.TempDir(), "hookgate.db"))
+	signer, err := verify.SignerFor(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(eventID, transmission string) *httptest.ResponseRecorder {
+		body := []byte(`{"id":"` + eventID + `","event_type":"PAYMENT.CAPTURE.COMPLETED","resource":{"id":"5O190127TN364715T"}}`)
+		hdr, err := signer.Sign(key, verify.Message{Body: body, Time: testNow, Header: http.Header{"Paypal-Transmission-Id": {transmission}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hdr.Set("Content-Type", "application/json")
+		return h.send("/webhooks/paypal", hdr, body)
+	}
+	if rec := send("WH-1", "0f1e2d3c-0000-4000-8000-000000000001"); rec.Code != 200 || rec.Header().Get("Hookgate-Duplicate") == "true" {
+		t.Fatalf("first: %d %s", rec.Code, rec.Body)
+	}
+	if rec := send("WH-2", "0f1e2d3c-0000-4000-8000-000000000001"); rec.Code != 401 {
+		t.Fatalf("the transmission carrying another event: %d %s, want 401", rec.Code, rec.Body)
+	}
+	if rec := send("WH-1", "0f1e2d3c-0000-4000-8000-000000000002"); rec.Code != 200 || rec.Header().Get("Hookgate-Duplicate") != "true" {
+		t.Fatalf("PayPal's retry of the event in a new transmission: %d %v", rec.Code, rec.Header())
+	}
+	if n := len(h.pending(t, "app")); n != 1 {
+		t.Fatalf("%d deliveries queued, want 1", n)
+	}
+}

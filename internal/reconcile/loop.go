@@ -21,7 +21,14 @@ type Schedule struct {
 	// Every is how often a run starts, besides one at start; Lookback the
 	// first run's horizon; Window how far back the provider keeps events.
 	Every, Lookback, Window time.Duration
+	// SoonDelay is how long after Loop.Soon a run starts: a 503 to the
+	// source is rarely alone, and the run waits for the outage to pass.
+	// Default DefaultSoonDelay.
+	SoonDelay time.Duration
 }
+
+// DefaultSoonDelay is how long a run asked for by Loop.Soon waits.
+const DefaultSoonDelay = 30 * time.Second
 
 // Loop runs a schedule: once when it starts, then every Every, and when
 // asked; one run at a time. Its cursor lives in the store, so a restart
@@ -31,6 +38,7 @@ type Loop struct {
 	sink    Sink
 	cursors store.Cursors
 	done    func(Report, error)
+	soon    chan struct{}
 	mu      sync.Mutex // one run at a time
 	last    Report
 	lastErr error
@@ -39,7 +47,20 @@ type Loop struct {
 // NewLoop makes a loop storing through sink and keeping its cursor in
 // cursors; done, when set, is told of every run.
 func NewLoop(s Schedule, sink Sink, cursors store.Cursors, done func(Report, error)) *Loop {
-	return &Loop{Schedule: s, sink: sink, cursors: cursors, done: done}
+	if s.SoonDelay <= 0 {
+		s.SoonDelay = DefaultSoonDelay
+	}
+	return &Loop{Schedule: s, sink: sink, cursors: cursors, done: done, soon: make(chan struct{}, 1)}
+}
+
+// Soon asks for a run SoonDelay from now, as after the gateway
+// answered the source 503; calls before that run starts are one. It never
+// blocks, so the request path may call it.
+func (l *Loop) Soon() {
+	select {
+	case l.soon <- struct{}{}:
+	default:
+	}
 }
 
 // Start runs the loop until ctx ends.
@@ -53,6 +74,15 @@ func (l *Loop) Start(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
+			case <-l.soon:
+				if sleep(ctx, l.SoonDelay) != nil {
+					return
+				}
+				// The nudges that came while waiting are answered by this run.
+				select {
+				case <-l.soon:
+				default:
+				}
 			}
 		}
 	}()

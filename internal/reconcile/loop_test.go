@@ -62,3 +62,35 @@ func TestLoopResumesFromItsCursor(t *testing.T) {
 		t.Fatalf("a dry run over 47 h less 30 s: %+v %v", rep, err)
 	}
 }
+
+// TestSoonRunsOnceAfterItsDelay: nudges coalesce into one run, which
+// starts only Soon after the first, besides the run at start.
+func TestSoonRunsOnceAfterItsDelay(t *testing.T) {
+	srv, _ := stripeServer(t, "rk", 3, time.Now().Add(-time.Hour))
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "h.db"), bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s := NewStripe(srv.Client(), srv.URL, "rk")
+	runs := make(chan time.Time, 10)
+	sched := Schedule{Source: "stripe", Scope: "stripe /s", Client: s, Every: time.Hour, Lookback: 2 * time.Hour, SoonDelay: 300 * time.Millisecond}
+	loop := NewLoop(sched, &memorySink{have: map[string]bool{}}, st, func(Report, error) { runs <- time.Now() })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	loop.Start(ctx)
+	<-runs // the run at start
+	asked := time.Now()
+	for range 5 {
+		loop.Soon()
+	}
+	ran := <-runs
+	if waited := ran.Sub(asked); waited < sched.SoonDelay {
+		t.Fatalf("the run came %s after Soon, before its delay of %s", waited, sched.SoonDelay)
+	}
+	select {
+	case <-runs:
+		t.Fatal("five nudges ran twice")
+	case <-time.After(3 * sched.SoonDelay):
+	}
+}

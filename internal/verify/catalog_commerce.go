@@ -76,9 +76,9 @@ func init() {
 				NewKeys:        paypalKeys,
 			},
 			// The CRC-32 lets a captured signature carry another body, so
-			// each signed transmission is one event, and a retry (a new
-			// transmission) may be delivered twice.
-			Dedup: Dedup{Scheme: "the signed transmission id, so that one signature is accepted once"},
+			// the transmission id is single-use (see paypal); the event is
+			// its id, which retries and resends keep.
+			Dedup: Dedup{Key: `body.id`},
 			Keys: Keys{
 				Describe: "webhook id (as PayPal shows it for this URL)",
 				Kind:     SecretToken,

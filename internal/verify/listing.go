@@ -103,13 +103,13 @@ func MarkdownTable() string {
 	}
 	b.WriteString("\n## Delivery\n\n")
 	b.WriteString("What each provider does with a delivery that fails, as it documents it (empty: not documented). " +
-		"`allow_ips` names the ranges `allow_ips: [<name>]` knows.\n\n")
-	b.WriteString("| preset | retries | for | timeout | redeliver | allow_ips | source |\n")
-	b.WriteString("|---|---|---|---|---|---|---|\n")
+		"`reconcile` says what a source's `reconcile:` block does (docs/reconcile.md); `allow_ips` names the ranges `allow_ips: [<name>]` knows.\n\n")
+	b.WriteString("| preset | retries | for | timeout | redeliver | reconcile | allow_ips | source |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, p := range Presets() {
 		d := p.Delivery
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", p.Name, escape(d.Retries), spanCell(d.RetryWindow), spanCell(d.Timeout),
-			escape(d.Redeliver), code(d.IPRanges), link(d.Docs))
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", p.Name, escape(d.Retries), spanCell(d.RetryWindow), spanCell(d.Timeout),
+			escape(d.Redeliver), escape(d.Reconcile), code(d.IPRanges), link(d.Docs))
 	}
 	return b.String()
 }

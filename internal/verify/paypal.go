@@ -31,8 +31,10 @@ import (
 // The signature covers the body only through CRC-32, which anyone can
 // match with a body of their choosing: a captured signature could carry
 // another body. So the transmission time must be within the tolerance,
-// and each transmission id is accepted once (it is the dedup key, which
-// the gateway keeps for far longer than the tolerance).
+// and each transmission id is a single-use token for twice that: a
+// capture carrying another event is refused. The event's dedup key is
+// its id, which PayPal's retries and resends keep, so reconciliation can
+// tell which events the gateway has.
 type paypal struct {
 	webhookIDs []string
 	tolerance  time.Duration
@@ -106,7 +108,7 @@ func (p *paypal) Verify(r *Request) (Result, error) {
 	for _, webhookID := range p.webhookIDs {
 		digest := sha256.Sum256([]byte(id + "|" + at + "|" + webhookID + "|" + crc))
 		if rsa.VerifyPKCS1v15(pub, crypto.SHA256, digest[:], sig) == nil {
-			return Result{DedupKey: "paypal:" + strings.ToLower(id)}, nil
+			return Result{SingleUseToken: "paypal:" + strings.ToLower(id), SingleUseWindow: 2 * p.tolerance}, nil
 		}
 	}
 	return Result{}, ErrInvalidSignature
@@ -184,7 +186,8 @@ func PayPalCertURL(certDER []byte) string {
 	return base + "/v1/notifications/certs/CERT-" + hex.EncodeToString(certDER)
 }
 
-// Sign signs as PayPal does with a key from GenerateKeys.
+// Sign signs as PayPal does with a key from GenerateKeys, in a new
+// transmission unless msg.Header names one.
 func (p *paypal) Sign(key string, msg Message) (http.Header, error) {
 	var k paypalKey
 	if err := json.Unmarshal([]byte(key), &k); err != nil || k.PrivateKey == "" {
@@ -199,6 +202,9 @@ func (p *paypal) Sign(key string, msg Message) (http.Header, error) {
 		return nil, err
 	}
 	id := uuid()
+	if v := msg.Header.Get("Paypal-Transmission-Id"); paypalTransmission.MatchString(v) {
+		id = v // a test's capture sent again
+	}
 	at := msg.Time.UTC().Format(time.RFC3339)
 	crc := strconv.FormatUint(uint64(crc32.ChecksumIEEE(msg.Body)), 10)
 	digest := sha256.Sum256([]byte(id + "|" + at + "|" + k.WebhookID + "|" + crc))

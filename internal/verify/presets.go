@@ -64,12 +64,19 @@ type Delivery struct {
 	// Redeliver says how to ask for an event again (an API, the
 	// dashboard); empty when the provider cannot.
 	Redeliver string `json:"redeliver,omitempty"`
+	// Reconcile says what a source's reconcile block does with the
+	// provider's event API; empty when the gateway has no client for it.
+	Reconcile string `json:"reconcile,omitempty"`
 	// IPRanges names the published egress ranges `allow_ips` knows for the
 	// provider.
 	IPRanges []string `json:"ip_ranges,omitempty"`
 	// Docs is where these facts are documented.
 	Docs string `json:"docs,omitempty"`
 }
+
+// NeverRetries reports whether the provider sends a failed delivery only
+// once, so an event the gateway refused is lost unless someone asks for it.
+func (d Delivery) NeverRetries() bool { return strings.HasPrefix(d.Retries, "none") }
 
 // Span is a duration written as Go writes one ("72h0m0s") in JSON.
 type Span time.Duration
@@ -298,7 +305,8 @@ func init() {
 	register(
 		Preset{
 			Name:        "stripe",
-			Delivery:    Delivery{Retries: "live: exponential backoff for up to 3 days; sandbox: 3 times over a few hours", RetryWindow: Span(72 * time.Hour), Redeliver: "Dashboard \"Resend\" on the event delivery; CLI stripe events resend evt_... --webhook-endpoint=we_...", IPRanges: []string{"stripe"}, Docs: "https://docs.stripe.com/webhooks"},
+			Delivery:    Delivery{Retries: "live: exponential backoff for up to 3 days; sandbox: 3 times over a few hours", RetryWindow: Span(72 * time.Hour), Redeliver: "Dashboard \"Resend\" on the event delivery; CLI stripe events resend evt_... --webhook-endpoint=we_...", IPRanges: []string{"stripe"}, Docs: "https://docs.stripe.com/webhooks",
+				Reconcile: "GET /v1/events (30 days), each missing event fetched and stored"},
 			Checked:     "sdk: stripe@23.1.0",
 			Description: "Stripe: Stripe-Signature t=…,v1=… over timestamp.body, HMAC-SHA256 hex; the whole whsec_ string is the key",
 			Spec: Spec{
@@ -316,7 +324,8 @@ func init() {
 		},
 		Preset{
 			Name:        "github",
-			Delivery:    Delivery{Retries: "none: a failed delivery is not retried", Timeout: Span(10 * time.Second), Redeliver: "REST API POST /repos/{owner}/{repo}/hooks/{hook_id}/deliveries/{delivery_id}/attempts; UI \"Redeliver\" (deliveries of the past 3 days)", IPRanges: []string{"github"}, Docs: "https://docs.github.com/en/webhooks/using-webhooks/handling-failed-webhook-deliveries"},
+			Delivery:    Delivery{Retries: "none: a failed delivery is not retried", Timeout: Span(10 * time.Second), Redeliver: "REST API POST /repos/{owner}/{repo}/hooks/{hook_id}/deliveries/{delivery_id}/attempts; UI \"Redeliver\" (deliveries of the past 3 days)", IPRanges: []string{"github"}, Docs: "https://docs.github.com/en/webhooks/using-webhooks/handling-failed-webhook-deliveries",
+				Reconcile: "GET {hook}/deliveries (3 days), each failed or missing delivery redelivered"},
 			Checked:     "sdk: @octokit/webhooks-methods@6.0.0",
 			Description: "GitHub: X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex",
 			Spec:        githubSpec,
