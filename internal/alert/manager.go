@@ -76,8 +76,8 @@ type Manager struct {
 	// every retryStore until they are stored. Only run touches it.
 	unstored []raised
 	wake     chan struct{}
-	stop  chan struct{}
-	done  chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 type generation struct {

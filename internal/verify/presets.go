@@ -304,8 +304,8 @@ func register(ps ...Preset) {
 func init() {
 	register(
 		Preset{
-			Name:        "stripe",
-			Delivery:    Delivery{Retries: "live: exponential backoff for up to 3 days; sandbox: 3 times over a few hours", RetryWindow: Span(72 * time.Hour), Redeliver: "Dashboard \"Resend\" on the event delivery; CLI stripe events resend evt_... --webhook-endpoint=we_...", IPRanges: []string{"stripe"}, Docs: "https://docs.stripe.com/webhooks",
+			Name: "stripe",
+			Delivery: Delivery{Retries: "live: exponential backoff for up to 3 days; sandbox: 3 times over a few hours", RetryWindow: Span(72 * time.Hour), Redeliver: "Dashboard \"Resend\" on the event delivery; CLI stripe events resend evt_... --webhook-endpoint=we_...", IPRanges: []string{"stripe"}, Docs: "https://docs.stripe.com/webhooks",
 				Reconcile: "GET /v1/events (30 days), each missing event fetched and stored"},
 			Checked:     "sdk: stripe@23.1.0",
 			Description: "Stripe: Stripe-Signature t=…,v1=… over timestamp.body, HMAC-SHA256 hex; the whole whsec_ string is the key",
@@ -323,8 +323,8 @@ func init() {
 			Live:  Live{Expr: "body.livemode == true"},
 		},
 		Preset{
-			Name:        "github",
-			Delivery:    Delivery{Retries: "none: a failed delivery is not retried", Timeout: Span(10 * time.Second), Redeliver: "REST API POST /repos/{owner}/{repo}/hooks/{hook_id}/deliveries/{delivery_id}/attempts; UI \"Redeliver\" (deliveries of the past 3 days)", IPRanges: []string{"github"}, Docs: "https://docs.github.com/en/webhooks/using-webhooks/handling-failed-webhook-deliveries",
+			Name: "github",
+			Delivery: Delivery{Retries: "none: a failed delivery is not retried", Timeout: Span(10 * time.Second), Redeliver: "REST API POST /repos/{owner}/{repo}/hooks/{hook_id}/deliveries/{delivery_id}/attempts; UI \"Redeliver\" (deliveries of the past 3 days)", IPRanges: []string{"github"}, Docs: "https://docs.github.com/en/webhooks/using-webhooks/handling-failed-webhook-deliveries",
 				Reconcile: "GET {hook}/deliveries (3 days), each failed or missing delivery redelivered"},
 			Checked:     "sdk: @octokit/webhooks-methods@6.0.0",
 			Description: "GitHub: X-Hub-Signature-256 sha256=… over the body, HMAC-SHA256 hex",
