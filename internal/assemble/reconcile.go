@@ -1,6 +1,7 @@
 package assemble
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 
@@ -13,6 +14,10 @@ import (
 var reconcileWindows = map[string]time.Duration{
 	"stripe": 30 * 24 * time.Hour,
 	"github": 3 * 24 * time.Hour,
+	"gitlab": 7 * 24 * time.Hour,
+	"paypal": 30 * 24 * time.Hour,
+	"paddle": 90 * 24 * time.Hour,
+	"square": 28 * 24 * time.Hour,
 }
 
 // reconcileClient bounds each request to a provider's API.
@@ -42,19 +47,38 @@ func schedules(cfg *config.Routes) ([]reconcile.Schedule, []error) {
 		if s.Lookback == 0 {
 			s.Lookback = config.DefaultReconcileLookback
 		}
-		switch src.Provider {
-		case "stripe":
-			c := reconcile.NewStripe(reconcileClient, base, string(r.Credentials))
-			s.Client, s.Requests = c, func() int { return c.Requests }
-		case "github":
-			c, err := reconcile.NewGitHub(reconcileClient, base, string(r.Credentials), string(r.Hook))
-			if err != nil {
-				errs = append(errs, cfg.Errorf(src.Pos(), "source %s.reconcile: %v", src.Name, err))
-				continue
-			}
-			s.Client, s.Requests = c, func() int { return c.Requests }
+		c, err := newReconcileClient(src.Provider, base, string(r.Credentials), string(r.Hook))
+		if err != nil {
+			errs = append(errs, cfg.Errorf(src.Pos(), "source %s.reconcile: %v", src.Name, err))
+			continue
 		}
+		s.Client, s.Requests = c, c.Count
 		out = append(out, s)
 	}
 	return out, errs
+}
+
+// counting is a client that counts its requests.
+type counting interface {
+	reconcile.Client
+	Count() int
+}
+
+// newReconcileClient makes the client of a provider that can reconcile.
+func newReconcileClient(provider, base, credentials, hook string) (counting, error) {
+	switch provider {
+	case "stripe":
+		return reconcile.NewStripe(reconcileClient, base, credentials), nil
+	case "github":
+		return reconcile.NewGitHub(reconcileClient, base, credentials, hook)
+	case "gitlab":
+		return reconcile.NewGitLab(reconcileClient, base, credentials, hook)
+	case "paypal":
+		return reconcile.NewPayPal(reconcileClient, base, credentials, hook)
+	case "paddle":
+		return reconcile.NewPaddle(reconcileClient, base, credentials, hook)
+	case "square":
+		return reconcile.NewSquare(reconcileClient, base, credentials), nil
+	}
+	return nil, fmt.Errorf("provider %s has no reconciliation client", provider)
 }

@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hookgate/hookgate/internal/deliver"
+	"github.com/hookgate/hookgate/internal/reconcile"
 	"github.com/hookgate/hookgate/internal/verify"
 )
 
@@ -550,24 +551,32 @@ func (s *Source) check(d *decoder, n *yaml.Node, what string) {
 }
 
 // Reconcile asks a provider's event API for what the gateway missed:
-// Stripe's events are fetched, GitHub's failed deliveries redelivered.
+// Stripe's and Square's events are fetched; GitHub, GitLab, PayPal and
+// Paddle are asked to deliver again what failed or the gateway lacks.
 type Reconcile struct {
 	Located
 	// Credentials read the provider's events: a Stripe key with read
 	// access to events, a GitHub token that can read and redeliver the
-	// hook's deliveries. Required.
+	// hook's deliveries, a GitLab token with the api scope, a PayPal
+	// app's CLIENT_ID:SECRET, a Paddle API key with notification.read and
+	// notification.write, a Square personal access token. Required.
 	Credentials Secret `json:"credentials" yaml:"credentials"`
 	// Every is how often a run starts, besides one after every start.
 	// Default 15m.
 	Every Duration `json:"every,omitzero" yaml:"every,omitempty"`
 	// Lookback is the first run's horizon, capped by the provider's
-	// window (Stripe 30 days, GitHub 3 days). Default 72h.
+	// window (Stripe 30 days, GitHub 3, GitLab 7, PayPal 30, Paddle 90,
+	// Square 28). Default 72h.
 	Lookback Duration `json:"lookback,omitzero" yaml:"lookback,omitempty"`
 	// APIBase is the provider's API URL; tests and proxies override it.
 	// Default: the provider's.
 	APIBase URL `json:"api_base,omitzero" yaml:"api_base,omitempty" example:"https://api.stripe.com"`
-	// Hook names the GitHub hook whose deliveries are reconciled:
-	// repos/OWNER/REPO/hooks/ID or orgs/ORG/hooks/ID. Required for github.
+	// Hook names whose deliveries are reconciled: for github
+	// repos/OWNER/REPO/hooks/ID or orgs/ORG/hooks/ID, for gitlab
+	// projects/ID/hooks/ID or groups/ID/hooks/ID (required for both); for
+	// paddle the notification destination's ntfset_ id (required); for
+	// paypal the webhook id resends go to (default: every webhook of the
+	// app subscribed to the event).
 	Hook Text `json:"hook,omitzero" yaml:"hook,omitempty" example:"repos/acme/app/hooks/123"`
 }
 
@@ -596,17 +605,16 @@ func (r *Reconcile) checkFor(d *decoder, s *Source, what string) {
 		d.errorAt(s.KeyPos("reconcile"), "%s.reconcile: provider %q has no event API to reconcile with (%s do)", what, s.Provider, strings.Join(Reconcilable, ", "))
 	case r.Credentials == "":
 		d.errorAt(at, "%s.reconcile: credentials are required (or their placeholder is empty)", what)
-	case s.Provider == "github" && !githubHook.MatchString(string(r.Hook)):
-		d.errorAt(at, "%s.reconcile: hook must be repos/OWNER/REPO/hooks/ID or orgs/ORG/hooks/ID, got %q", what, string(r.Hook))
-	case s.Provider != "github" && r.Hook != "":
-		d.errorAt(r.ValuePos("hook"), "%s.reconcile: hook is for github only", what)
+	case reconcile.CheckSettings(s.Provider, string(r.Hook), string(r.Credentials)) != nil:
+		pos := at
+		if r.Has("hook") {
+			pos = r.ValuePos("hook")
+		}
+		d.errorAt(pos, "%s.reconcile: %v", what, reconcile.CheckSettings(s.Provider, string(r.Hook), string(r.Credentials)))
 	case r.Every != 0 && r.Every.Std() < time.Minute:
 		d.errorAt(r.ValuePos("every"), "%s.reconcile.every must be at least 1m, got %s", what, r.Every)
 	}
 }
-
-// githubHook is the shape of a GitHub hook's API path.
-var githubHook = regexp.MustCompile(`^(repos/[A-Za-z0-9._-]+/[A-Za-z0-9._-]+|orgs/[A-Za-z0-9._-]+)/hooks/[0-9]+$`)
 
 // LearnUntil ends the window in which a handshake may establish the
 // source's secret; zero when it never may.

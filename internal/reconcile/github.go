@@ -25,9 +25,6 @@ type GitHub struct {
 // GitHubAPI is GitHub's API host.
 const GitHubAPI = "https://api.github.com"
 
-// githubHook is the shape of a hook: a repository's or an organization's.
-var githubHook = regexp.MustCompile(`^(repos/[A-Za-z0-9._-]+/[A-Za-z0-9._-]+|orgs/[A-Za-z0-9._-]+)/hooks/[0-9]+$`)
-
 // NewGitHub makes a client for one hook, named repos/O/R/hooks/ID or
 // orgs/O/hooks/ID, with a token that can read and redeliver it.
 func NewGitHub(client *http.Client, base, token, hook string) (*GitHub, error) {

@@ -8,11 +8,13 @@
 package reconcile
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"strconv"
 	"time"
 )
@@ -34,6 +36,10 @@ type Found struct {
 	// Redeliver asks the provider to send the event again; nil where it
 	// cannot.
 	Redeliver func(ctx context.Context) error
+	// Pending marks an event the provider is still retrying (Paddle's
+	// needs_retry): it is left to the provider, and the cursor stays at
+	// or before it, so a later run sees how it ended.
+	Pending bool
 }
 
 // Client lists a provider's events created at or after since, newest
@@ -49,13 +55,18 @@ const maxResponse = 8 << 20
 // api is what the clients share: an HTTP client, the base URL, the
 // credentials header, a request budget and the provider's rate limits.
 type api struct {
-	http    *http.Client
-	base    string
-	auth    string
-	limiter *limiter
+	http *http.Client
+	base string
+	// auth is the credentials header's value; authName its name
+	// (Authorization when empty).
+	auth, authName string
+	limiter        *limiter
 	// Requests counts the requests made, for the run's report.
 	Requests int
 }
+
+// Count is the requests made so far.
+func (a *api) Count() int { return a.Requests }
 
 // ErrRateLimited is a provider that kept answering 429 past the run's
 // patience.
@@ -74,18 +85,43 @@ func (e *statusError) Error() string {
 // do sends req with the credentials, waiting out 429s as Retry-After (or
 // the rate-limit reset headers) says, at most maxWaits times, and returns
 // the body of a 2xx answer.
-func (a *api) do(ctx context.Context, method, url string, body io.Reader) ([]byte, http.Header, error) {
+func (a *api) do(ctx context.Context, method, url string, body []byte) ([]byte, http.Header, error) {
+	return a.send(ctx, method, url, body, nil)
+}
+
+// form posts a form, as OAuth2 token endpoints take one.
+func (a *api) form(ctx context.Context, url string, values neturl.Values) ([]byte, http.Header, error) {
+	return a.send(ctx, http.MethodPost, url, []byte(values.Encode()), http.Header{"Content-Type": {"application/x-www-form-urlencoded"}})
+}
+
+// send is do with more headers (a JSON body's Content-Type, an API
+// version) and the credentials header a caller names.
+func (a *api) send(ctx context.Context, method, url string, body []byte, header http.Header) ([]byte, http.Header, error) {
 	const maxWaits = 5
 	for wait := 0; ; wait++ {
 		if err := a.limiter.wait(ctx); err != nil {
 			return nil, nil, err
 		}
-		req, err := http.NewRequestWithContext(ctx, method, url, body)
+		var rd io.Reader
+		if body != nil {
+			rd = bytes.NewReader(body)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, url, rd)
 		if err != nil {
 			return nil, nil, err
 		}
-		req.Header.Set("Authorization", a.auth)
+		name := a.authName
+		if name == "" {
+			name = "Authorization"
+		}
+		req.Header.Set(name, a.auth)
 		req.Header.Set("Accept", "application/json")
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		for k, v := range header {
+			req.Header[k] = v
+		}
 		req.Header.Set("User-Agent", "Hookgate-Reconcile/1")
 		a.Requests++
 		resp, err := a.http.Do(req)

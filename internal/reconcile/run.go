@@ -22,8 +22,9 @@ type Report struct {
 	// Listed counts the events the provider listed; Stored the fetched ones
 	// that were new; Duplicates the ones the gateway had; Redeliveries the
 	// redeliveries asked for; Failed the events whose store or redelivery
-	// failed (the cursor then does not move).
-	Listed, Stored, Duplicates, Redeliveries, Failed int
+	// failed (the cursor then does not move); Pending the ones the
+	// provider is still retrying (the cursor stays before them).
+	Listed, Stored, Duplicates, Redeliveries, Failed, Pending int
 	// Requests counts the requests made to the provider.
 	Requests int
 	// Took is how long the run took.
@@ -47,9 +48,15 @@ const clockSkew = 5 * time.Minute
 func Run(ctx context.Context, c Client, requests func() int, sink Sink, since time.Time, dryRun bool) (Report, error) {
 	start := time.Now()
 	rep := Report{Since: since, DryRun: dryRun}
+	var oldestPending time.Time
 	err := c.List(ctx, since, func(f Found) error {
 		rep.Listed++
 		switch {
+		case f.Pending:
+			rep.Pending++
+			if oldestPending.IsZero() || f.At.Before(oldestPending) {
+				oldestPending = f.At
+			}
 		case f.Body != nil:
 			if dryRun {
 				return nil
@@ -97,7 +104,11 @@ func Run(ctx context.Context, c Client, requests func() int, sink Sink, since ti
 	}
 	rep.Through = since
 	if err == nil && rep.Failed == 0 && !dryRun {
-		if through := start.Add(-clockSkew); through.After(since) {
+		through := start.Add(-clockSkew)
+		if !oldestPending.IsZero() && oldestPending.Before(through) {
+			through = oldestPending
+		}
+		if through.After(since) {
 			rep.Through = through
 		}
 	}

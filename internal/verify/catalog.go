@@ -171,8 +171,9 @@ func init() {
 			},
 		},
 		Preset{
-			Name:        "square",
-			Delivery:    Delivery{Retries: "non-2xx or >10s: retried up to 72h; 1, 2, 4, 8, 16, 32 min, then hourly", RetryWindow: Span(72 * time.Hour), Timeout: Span(10 * time.Second), IPRanges: []string{"square", "square-sandbox"}, Docs: "https://developer.squareup.com/docs/webhooks-api/delivery-sla"},
+			Name: "square",
+			Delivery: Delivery{Retries: "non-2xx or >10s: retried up to 72h; 1, 2, 4, 8, 16, 32 min, then hourly", RetryWindow: Span(72 * time.Hour), Timeout: Span(10 * time.Second), IPRanges: []string{"square", "square-sandbox"}, Docs: "https://developer.squareup.com/docs/webhooks-api/delivery-sla",
+				Reconcile: "POST /v2/events, SearchEvents (28 days), each missing event fetched and stored"},
 			Checked:     "sdk: square@46.0.0",
 			Description: "Square: x-square-hmacsha256-signature over notification URL + body, HMAC-SHA256 base64 (set public_url)",
 			Spec:        Spec{Algorithm: "hmac-sha256", Header: "x-square-hmacsha256-signature", Encoding: "base64", Content: "{url}{body}"},
@@ -187,8 +188,9 @@ func init() {
 		Preset{
 			// The SDK keeps only the last h1; any h1 may match here, as the
 			// docs describe. 5 s tolerance as in the SDK and docs.
-			Name:        "paddle",
-			Delivery:    Delivery{Retries: "live: up to 60 retries over 3 days, exponential backoff; sandbox: 3 within 15 min", RetryWindow: Span(72 * time.Hour), Timeout: Span(5 * time.Second), Redeliver: "REST POST /notifications/{notification_id}/replay (delivered or failed notifications)", IPRanges: []string{"paddle", "paddle-sandbox"}, Docs: "https://developer.paddle.com/webhooks/respond-to-webhooks"},
+			Name: "paddle",
+			Delivery: Delivery{Retries: "live: up to 60 retries over 3 days, exponential backoff; sandbox: 3 within 15 min", RetryWindow: Span(72 * time.Hour), Timeout: Span(5 * time.Second), Redeliver: "REST POST /notifications/{notification_id}/replay (delivered or failed notifications)", IPRanges: []string{"paddle", "paddle-sandbox"}, Docs: "https://developer.paddle.com/webhooks/respond-to-webhooks",
+				Reconcile: "GET /notifications of the destination (90 days), each failed or missing event replayed"},
 			Checked:     "sdk: @paddle/paddle-node-sdk@3.10.0",
 			Description: "Paddle Billing: Paddle-Signature ts=…;h1=… over ts:body, HMAC-SHA256 hex",
 			Spec: Spec{
@@ -281,8 +283,9 @@ func init() {
 			Dedup:       Dedup{Key: `headers["x-request-uuid"]`},
 		},
 		Preset{
-			Name:        "gitlab",
-			Delivery:    Delivery{Retries: "no automatic retry schedule documented; hook auto-disabled after 4 consecutive failures", Timeout: Span(10 * time.Second), Redeliver: "UI \"Resend Request\" in Recent events (last 2 days); REST POST /projects/:id/hooks/:hook_id/events/:hook_event_id/resend", Docs: "https://docs.gitlab.com/user/project/integrations/webhooks/"},
+			Name: "gitlab",
+			Delivery: Delivery{Retries: "no automatic retry schedule documented; hook auto-disabled after 4 consecutive failures", Timeout: Span(10 * time.Second), Redeliver: "UI \"Resend Request\" in Recent events (last 2 days); REST POST /projects/:id/hooks/:hook_id/events/:hook_event_id/resend", Docs: "https://docs.gitlab.com/user/project/integrations/webhooks/",
+				Reconcile: "GET {hook}/events (7 days), each failed or missing event resent"},
 			Checked:     "docs",
 			Description: "GitLab: X-Gitlab-Token equal to the secret token (compared in constant time)",
 			Spec:        Spec{Algorithm: "token", Header: "X-Gitlab-Token"},

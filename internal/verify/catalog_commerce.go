@@ -88,7 +88,8 @@ func init() {
 				},
 			},
 			Delivery: Delivery{Retries: "up to 25 retries over 3 days", RetryWindow: Span(72 * time.Hour),
-				Redeliver: "API: POST /v1/notifications/webhooks-events/{id}/resend; dashboard", Docs: "https://developer.paypal.com/api/rest/webhooks/rest/"},
+				Redeliver: "API: POST /v1/notifications/webhooks-events/{id}/resend; dashboard", Docs: "https://developer.paypal.com/api/rest/webhooks/rest/",
+				Reconcile: "GET /v1/notifications/webhooks-events (30 days), each missing event resent"},
 		},
 		Preset{
 			Name:        "checkout-com",
