@@ -88,7 +88,9 @@ func (p *PayPal) List(ctx context.Context, since time.Time, each func(Found) err
 	if err := p.token(ctx); err != nil {
 		return err
 	}
-	q := url.Values{"page_size": {"100"}, "start_time": {since.UTC().Format(time.RFC3339)}, "end_time": {time.Now().UTC().Format(time.RFC3339)}}
+	// end_time a minute ahead: PayPal's times are whole seconds, and an
+	// event of this second is listed now rather than by the next run.
+	q := url.Values{"page_size": {"100"}, "start_time": {since.UTC().Format(time.RFC3339)}, "end_time": {time.Now().Add(time.Minute).UTC().Format(time.RFC3339)}}
 	next := p.base + "/v1/notifications/webhooks-events?" + q.Encode()
 	for next != "" {
 		data, _, err := p.do(ctx, http.MethodGet, next, nil)

@@ -54,7 +54,7 @@ func (p *PayPal) Event(id, eventType string, at time.Time) []byte {
 	body, _ := json.Marshal(map[string]any{"id": id, "create_time": at.UTC().Format(time.RFC3339), "resource_type": "capture", "event_type": eventType,
 		"summary": "Payment completed", "resource_version": "2.0", "event_version": "1.0", "resource": map[string]any{"id": "5O190127TN364715T", "status": "COMPLETED"},
 		"links": []map[string]string{{"href": "https://api.paypal.com/v1/notifications/webhooks-events/" + id, "rel": "self", "method": "GET"}}})
-	p.events = append(p.events, paypalEvent{id: id, at: at, body: body})
+	p.events = append(p.events, paypalEvent{id: id, at: at.Truncate(time.Second), body: body}) // create_time is whole seconds
 	return body
 }
 

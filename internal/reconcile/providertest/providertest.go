@@ -52,6 +52,14 @@ type common struct {
 	requests int
 	// throttle is how many requests to answer 429 with Retry-After: 1.
 	throttle int
+	delay    time.Duration
+}
+
+// Slow has every answer wait d first, as a distant or loaded API does.
+func (c *common) Slow(d time.Duration) {
+	c.mu.Lock()
+	c.delay = d
+	c.mu.Unlock()
 }
 
 // Requests is how many API requests the fake answered.
@@ -78,6 +86,7 @@ func (c *common) start(t testing.TB, h http.HandlerFunc) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.requests++
+		time.Sleep(c.delay)
 		if c.throttle > 0 {
 			c.throttle--
 			w.Header().Set("Retry-After", "1")
