@@ -347,11 +347,15 @@ type eventView struct {
 	BodyBase64 bool        `json:"body_base64,omitempty"`
 	// BodyMasked says the body is shown re-encoded, with credential fields
 	// (and, with inspector.mask_bodies, personal data) masked.
-	BodyMasked  bool           `json:"body_masked,omitempty"`
-	DedupKey    string         `json:"dedup_key,omitempty"`
-	Quarantined string         `json:"quarantined,omitempty"`
-	Handshake   string         `json:"handshake,omitempty"`
-	Deliveries  []deliveryView `json:"deliveries"`
+	BodyMasked  bool   `json:"body_masked,omitempty"`
+	DedupKey    string `json:"dedup_key,omitempty"`
+	Quarantined string `json:"quarantined,omitempty"`
+	Handshake   string `json:"handshake,omitempty"`
+	// Origin is how the event came: webhook, reconcile (fetched from the
+	// provider's event API) or redelivery (sent again at reconciliation's
+	// request).
+	Origin     string         `json:"origin"`
+	Deliveries []deliveryView `json:"deliveries"`
 }
 
 type deliveryView struct {
@@ -376,7 +380,10 @@ func showEvent(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
 	v := eventView{
 		ID: e.ID.String(), Source: e.Source, Status: store.Status(e, rec.Deliveries), ReceivedAt: e.ReceivedAt,
 		Method: e.Method, Path: e.Path, Query: e.RawQuery, Host: e.Host, RemoteAddr: e.RemoteAddr,
-		DedupKey: e.DedupKey, Quarantined: e.Quarantined, Handshake: e.Handshake,
+		DedupKey: e.DedupKey, Quarantined: e.Quarantined, Handshake: e.Handshake, Origin: e.Origin,
+	}
+	if v.Origin == "" {
+		v.Origin = "webhook"
 	}
 	secretHeaders, secretFields := g.maskedParts(e.Source)
 	v.Headers = maskedHeaders(e.Header, secretHeaders)

@@ -33,6 +33,8 @@ type pipelineSink struct {
 
 func (s pipelineSink) Seen(key string) (bool, error) { return s.cursors.Seen(s.source, key) }
 
+func (s pipelineSink) Redelivering(key string) { s.pipeline.ExpectRedelivery(s.source, key) }
+
 func (s pipelineSink) Store(ctx context.Context, f reconcile.Found) (bool, error) {
 	return s.pipeline.StoreFetched(ctx, s.source, f.Body)
 }

@@ -58,7 +58,7 @@ async function showEvent(id) {
   $("detail").hidden = false;
   $("detail-title").textContent = `${e.source} · ${e.id} · ${e.status}`;
   const headers = Object.entries(e.headers).map(([k, v]) => `${k}: ${v.join(", ")}`).join("\n");
-  $("request").textContent = `${e.method} ${e.path}${e.query ? "?" + e.query : ""}\nHost: ${e.host}\nFrom: ${e.remote_addr}\nReceived: ${e.received_at}\n${e.dedup_key ? "Dedup key: " + e.dedup_key + "\n" : ""}${e.quarantined ? "Quarantined: " + e.quarantined + "\n" : ""}\n${headers}`;
+  $("request").textContent = `${e.method} ${e.path}${e.query ? "?" + e.query : ""}\nHost: ${e.host}\nFrom: ${e.remote_addr}\nReceived: ${e.received_at}\nOrigin: ${e.origin}\n${e.dedup_key ? "Dedup key: " + e.dedup_key + "\n" : ""}${e.quarantined ? "Quarantined: " + e.quarantined + "\n" : ""}\n${headers}`;
   let body = e.body;
   if (!e.body_base64) { try { body = JSON.stringify(JSON.parse(e.body), null, 2); } catch (_) { /* not JSON */ } }
   $("body").textContent = body;
@@ -128,6 +128,13 @@ async function loadOverview() {
     counters.append(el("div", { class: "counter" }, el("b", {}, value), label));
   }
   drawChart(timeline.points);
+  const runs = Object.entries(stats.reconcile || {});
+  $("reconcile-panel").hidden = runs.length === 0;
+  $("reconcile").replaceChildren(...runs.map(([source, r]) => el("tr", { "data-source": source },
+    el("td", {}, source),
+    el("td", {}, r.last_run ? new Date(r.last_run).toLocaleString() : "not yet"),
+    el("td", {}, el("span", { class: "badge " + (r.outcome === "ok" ? "delivered" : "dead") }, r.outcome || "—")),
+    el("td", {}, r.through && !r.through.startsWith("0001") ? new Date(r.through).toLocaleString() : "—"))));
 }
 
 // The upstreams, each with a pause or resume button. A paused upstream

@@ -42,6 +42,8 @@ type Pipeline struct {
 	// may take to start.
 	unfinished       *unfinished
 	firstByteTimeout time.Duration
+	// redeliveries are what reconciliation asked providers to send again.
+	redeliveries redeliveries
 
 	store Store
 	log   *zap.Logger

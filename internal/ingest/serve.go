@@ -436,6 +436,9 @@ func (p *Pipeline) dedupKeys(src *source, ne *store.NewEvent, env *rules.Env, fa
 	}
 	if key != "" {
 		ne.DedupKey, ne.DedupUntil, ne.Event.DedupKey = key, now.Add(src.DedupWindow), key
+		if p.redeliveries.asked(src.Name, key, now) {
+			ne.Event.Origin = store.OriginRedelivery
+		}
 	}
 	if src.ReplayDigest {
 		if digest == "" {

@@ -207,6 +207,8 @@ type memorySink struct {
 
 func (m *memorySink) Seen(key string) (bool, error) { return m.have[key], nil }
 
+func (m *memorySink) Redelivering(string) {}
+
 func (m *memorySink) Store(_ context.Context, f Found) (bool, error) {
 	if m.fail[f.Key] {
 		return false, fmt.Errorf("store unavailable")

@@ -13,6 +13,9 @@ type Sink interface {
 	Store(ctx context.Context, f Found) (stored bool, err error)
 	// Seen reports whether the gateway has the event with this dedup key.
 	Seen(key string) (bool, error)
+	// Redelivering is told of a redelivery about to be asked, so the
+	// webhook that follows is marked as one.
+	Redelivering(key string)
 }
 
 // Report is what a run did.
@@ -88,6 +91,7 @@ func Run(ctx context.Context, c Client, requests func() int, sink Sink, since ti
 				rep.Redeliveries++
 				return nil
 			}
+			sink.Redelivering(f.Key)
 			if err := f.Redeliver(ctx); err != nil {
 				rep.Failed++
 				return nil

@@ -13,6 +13,8 @@ type EventSummary struct {
 	Quarantined string     `json:"quarantined,omitempty"`
 	// Handshake marks a recorded handshake (see Event.Handshake).
 	Handshake string `json:"handshake,omitempty"`
+	// Origin is how the event came (see Event.Origin); "" for a webhook.
+	Origin string `json:"origin,omitempty"`
 }
 
 // ListFilter selects events, newest first.

@@ -66,7 +66,8 @@ type Event struct {
 	// never delivered.
 	Handshake string `json:"handshake,omitempty"`
 	// Origin says how the event came: "" for a webhook, OriginReconcile for
-	// one fetched from the provider's event API.
+	// one fetched from the provider's event API, OriginRedelivery for a
+	// webhook reconciliation asked the provider to send again.
 	Origin string `json:"origin,omitempty"`
 	// Trace is the W3C trace context (traceparent, and tracestate when there
 	// is one) of the span that ingested the event, when the request was
@@ -79,6 +80,10 @@ type Event struct {
 // OriginReconcile marks an event fetched from the provider's event API by
 // reconciliation, not received as a webhook.
 const OriginReconcile = "reconcile"
+
+// OriginRedelivery marks a webhook that arrived after reconciliation asked
+// the provider to deliver it again.
+const OriginRedelivery = "redelivery"
 
 // Target is one delivery to create with an event.
 type Target struct {

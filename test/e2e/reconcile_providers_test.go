@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/hookgate/hookgate/internal/reconcile/providertest"
 	"github.com/hookgate/hookgate/internal/verify"
 )
@@ -29,8 +31,9 @@ type redeliverCase struct {
 // TestReconcileRedeliveringProviders: for GitLab, Paddle and PayPal, 10
 // events are sent while the gateway runs, 2 of them lost (the gateway
 // was down); once reconcile is set, the gateway asks the provider's API
-// for exactly those 2, they arrive signed through the webhook path, and
-// the upstream has each of the 10 events once. A dry run over the last
+// for exactly those 2, they arrive signed through the webhook path
+// (delivered with Hookgate-Origin: redelivery), and the upstream has each
+// of the 10 events once. A dry run over the last
 // hour then finds nothing to ask.
 func TestReconcileRedeliveringProviders(t *testing.T) {
 	lost := map[int]bool{3: true, 7: true}
@@ -134,15 +137,16 @@ func TestReconcileRedeliveringProviders(t *testing.T) {
 			waitFor(t, "the 2 lost events redelivered", 60*time.Second, func() bool { return len(up.all()) >= 10 })
 			took := time.Since(started)
 			time.Sleep(500 * time.Millisecond)
-			events := map[string]int{}
+			events, origins := map[string]int{}, map[string]int{}
 			for _, r := range up.all() {
 				events[r.Header.Get("Hookgate-Event-Id")]++
-				if r.Header.Get("Hookgate-Origin") != "webhook" {
-					t.Fatalf("a redelivered event came with Hookgate-Origin %q", r.Header.Get("Hookgate-Origin"))
-				}
+				origins[r.Header.Get("Hookgate-Origin")]++
 			}
 			if len(up.all()) != 10 || len(events) != 10 || c.redelivered() != 2 {
 				t.Fatalf("%d deliveries of %d events, %d redeliveries asked; want 10, 10 and 2", len(up.all()), len(events), c.redelivered())
+			}
+			if origins["webhook"] != 8 || origins["redelivery"] != 2 {
+				t.Fatalf("deliveries by Hookgate-Origin: %v, want 8 webhook and 2 redelivery", origins)
 			}
 			out, err := g.cli("reconcile", "--source", c.provider, "--since", "1h", "--dry-run")
 			if err != nil || !strings.Contains(out, "listed 10, stored 0, duplicates 10, redeliveries 0") {
@@ -321,4 +325,44 @@ func startGatewayWithoutReconcile(t *testing.T, s *squareScenario) *gateway {
 	writeFile(t, path, full[:strings.Index(full, "    reconcile:")])
 	defer writeFile(t, path, full)
 	return startGateway(t, s.dir, s.port, s.admin)
+}
+
+// TestInspectorShowsReconciliation: in a real browser, the inspector
+// shows each reconciling source's last run and outcome, and an event
+// fetched by reconciliation shows its origin.
+func TestInspectorShowsReconciliation(t *testing.T) {
+	ctx := newBrowser(t)
+	s := newSquareScenario(t, 3)
+	g := startGateway(t, s.dir, s.port, s.admin)
+	waitFor(t, "the 3 events fetched", 30*time.Second, func() bool { return len(s.up.all()) >= 3 })
+	waitFor(t, "the run recorded", 10*time.Second, func() bool {
+		_, stats := g.admin("GET", "/hookgate/stats")
+		r, _ := stats["reconcile"].(map[string]any)
+		sq, _ := r["square"].(map[string]any)
+		return sq["outcome"] == "ok"
+	})
+	id := s.up.all()[0].Header.Get("Hookgate-Event-Id")
+	inspectPort := freePort(t)
+	startInspector(t, g.adminPort, inspectPort)
+	page := fmt.Sprintf("http://127.0.0.1:%d/hookgate/ui/", inspectPort)
+	row := chromedp.CSS(`#reconcile tr[data-source="square"]`)
+	if err := chromedp.Do(ctx, chromedp.Navigate(page), chromedp.WaitVisible(row)); err != nil {
+		t.Fatalf("the reconciliation panel: %v", err)
+	}
+	text, err := chromedp.Run(ctx, chromedp.Text(row))
+	if err != nil || !strings.Contains(text, "square") || !strings.Contains(text, "ok") || strings.Contains(text, "not yet") {
+		t.Fatalf("the panel's row reads %q (%v)", text, err)
+	}
+	event := chromedp.CSS(fmt.Sprintf(`tr[data-id="%s"]`, id))
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(event), chromedp.Click(event), chromedp.WaitVisible(chromedp.CSS("#detail"))); err != nil {
+		t.Fatalf("opening the event: %v", err)
+	}
+	var request string
+	waitFor(t, "the event's request shown", 10*time.Second, func() bool {
+		request, _ = chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#request")))
+		return strings.Contains(request, "Origin:")
+	})
+	if !strings.Contains(request, "Origin: reconcile") {
+		t.Fatalf("the fetched event's detail reads:\n%s", request)
+	}
 }

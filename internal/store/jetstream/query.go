@@ -130,7 +130,7 @@ func (s *Store) List(f store.ListFilter) ([]store.EventSummary, *store.ID, error
 			continue
 		}
 		out = append(out, store.EventSummary{ID: e.ID, Source: e.Source, ReceivedAt: e.ReceivedAt, Status: status,
-			DedupKey: e.DedupKey, Deliveries: ds, Quarantined: e.Quarantined, Handshake: e.Handshake})
+			DedupKey: e.DedupKey, Deliveries: ds, Quarantined: e.Quarantined, Handshake: e.Handshake, Origin: e.Origin})
 	}
 	return out, nil, nil
 }
