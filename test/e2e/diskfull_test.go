@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -34,13 +35,17 @@ import (
 func TestDiskFull(t *testing.T) {
 	passthrough := newRecorder(t, "", nil)
 	upstream := newRecorder(t, "", nil)
+	alerts := newRecorder(t, "", nil)
 	// While the disk fills, the upstream is unreachable and attempts are rare,
 	// so deliveries stay pending and the store's writes are the events'.
+	// GitHub never retries and the source does not reconcile: a 503 to it
+	// raises a missed alert.
 	routes := func(url, rate string) string {
 		return "upstreams:\n  sink:\n    url: " + url + "\n" + rate +
 			"    retry: {max_attempts: 1000, initial_interval: 1s, max_interval: 1s}\n" +
 			"sources:\n  github:\n    path: /webhooks/github\n    provider: github\n" +
-			"    secrets: [gh-e2e-secret-0123456789]\n    default: [sink]\n"
+			"    secrets: [gh-e2e-secret-0123456789]\n    default: [sink]\n" +
+			"alerts:\n  - name: ops\n    to: http://" + alerts.addr + "/alerts\n    on: {missed: true}\n"
 	}
 	dir, port, admin := newGatewayDir(t, routes("http://127.0.0.1:1", "    rate: 1/h\n"), passthrough.addr)
 	data := filepath.Join(dir, "data")
@@ -160,6 +165,14 @@ func TestDiskFull(t *testing.T) {
 	if out, err := exec.Command("mount", "-o", "remount,size=64m", data).CombinedOutput(); err != nil {
 		t.Fatalf("remount: %v %s", err, out)
 	}
+	// The missed alert, raised at the first 503 while no write fitted, is
+	// written and sent once the store takes writes again.
+	waitFor(t, "the missed alert", 30*time.Second, func() bool { return len(alerts.all()) >= 1 })
+	var missed struct{ Alert, Source, Message string }
+	if err := json.Unmarshal(alerts.all()[0].Body, &missed); err != nil || missed.Alert != "missed" || missed.Source != "github" ||
+		!strings.Contains(missed.Message, "does not retry") || !strings.Contains(missed.Message, "set reconcile on source github") {
+		t.Fatalf("missed alert %s (%v)", alerts.all()[0].Body, err)
+	}
 	duplicates := 0
 	for i := 0; i < len(refused); i += senders {
 		for _, a := range send(refused[i:min(i+senders, len(refused))]...) {
@@ -195,6 +208,9 @@ func TestDiskFull(t *testing.T) {
 		if !bytes.Equal(reqs[0].Body, bodies[n]) {
 			t.Fatalf("event %d delivered with another body", n)
 		}
+	}
+	if n := len(alerts.all()); n != 1 {
+		t.Fatalf("%d missed alerts, want 1 (repeat 1h)", n)
 	}
 	t.Logf("%d events sent: %d ACKed before the first 503, %d ACKed between 503s (smaller writes that still fit), %d answered 503 with Retry-After; "+
 		"after space returned their retries were accepted (%d as duplicates); after a restart all %d ACKed events were present and delivered",

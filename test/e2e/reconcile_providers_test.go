@@ -366,3 +366,30 @@ func TestInspectorShowsReconciliation(t *testing.T) {
 		t.Fatalf("the fetched event's detail reads:\n%s", request)
 	}
 }
+
+// TestAlertOnReconcileFailed: a run refused by the provider (a revoked
+// token) raises one reconcile_failed alert naming the source and the
+// answer, never the credentials, and the stats show the failure.
+func TestAlertOnReconcileFailed(t *testing.T) {
+	s := newSquareScenario(t, 3)
+	alerts := newRecorder(t, "", nil)
+	path := filepath.Join(s.dir, "routes.yaml")
+	routes := strings.Replace(readFile(t, path), squareToken, "EAAAl-revoked-token", 1)
+	writeFile(t, path, routes+fmt.Sprintf("alerts:\n  - name: ops\n    to: http://%s/alerts\n    on: {reconcile_failed: true}\n", alerts.addr))
+	g := startGateway(t, s.dir, s.port, s.admin)
+	waitFor(t, "the alert", 20*time.Second, func() bool { return len(alerts.all()) >= 1 })
+	var a struct {
+		Alert, Source, Message string
+	}
+	if err := json.Unmarshal(alerts.all()[0].Body, &a); err != nil || a.Alert != "reconcile_failed" || a.Source != "square" || !strings.Contains(a.Message, "401") {
+		t.Fatalf("alert %s (%v)", alerts.all()[0].Body, err)
+	}
+	if strings.Contains(string(alerts.all()[0].Body), "revoked") {
+		t.Fatalf("the alert carries the credentials: %s", alerts.all()[0].Body)
+	}
+	_, stats := g.admin("GET", "/hookgate/stats")
+	sq, _ := stats["reconcile"].(map[string]any)["square"].(map[string]any)
+	if outcome, _ := sq["outcome"].(string); !strings.HasPrefix(outcome, "failed: ") || len(s.up.all()) != 0 {
+		t.Fatalf("stats after a refused run: %v; %d deliveries", sq, len(s.up.all()))
+	}
+}
