@@ -511,7 +511,7 @@ type Source struct {
 	// (Plaid's API credentials).
 	ProviderOptions ProviderOptions `json:"provider_options,omitzero" yaml:"provider_options,omitempty"`
 	// Reconcile asks the provider's event API for events the gateway
-	// missed (stripe, github). Default: off.
+	// missed (stripe, github, gitlab, paypal, paddle, square). Default: off.
 	Reconcile *Reconcile `json:"reconcile,omitzero" yaml:"reconcile,omitempty"`
 }
 
