@@ -374,7 +374,10 @@ func TestAlertOnReconcileFailed(t *testing.T) {
 	s := newSquareScenario(t, 3)
 	alerts := newRecorder(t, "", nil)
 	path := filepath.Join(s.dir, "routes.yaml")
-	routes := strings.Replace(readFile(t, path), squareToken, "EAAAl-revoked-token", 1)
+	// The credentials come from a placeholder, as the docs recommend: a
+	// literal would be in Caddy's DEBUG log of the adapted configuration.
+	t.Setenv("HOOKGATE_E2E_SQUARE_TOKEN", "EAAAl-revoked-token")
+	routes := strings.Replace(readFile(t, path), fmt.Sprintf("%q", squareToken), `"{env.HOOKGATE_E2E_SQUARE_TOKEN}"`, 1)
 	writeFile(t, path, routes+fmt.Sprintf("alerts:\n  - name: ops\n    to: http://%s/alerts\n    on: {reconcile_failed: true}\n", alerts.addr))
 	g := startGateway(t, s.dir, s.port, s.admin)
 	waitFor(t, "the alert", 20*time.Second, func() bool { return len(alerts.all()) >= 1 })
@@ -386,6 +389,9 @@ func TestAlertOnReconcileFailed(t *testing.T) {
 	}
 	if strings.Contains(string(alerts.all()[0].Body), "revoked") {
 		t.Fatalf("the alert carries the credentials: %s", alerts.all()[0].Body)
+	}
+	if !strings.Contains(g.log.String(), "reconciliation failed") || strings.Contains(g.log.String(), "EAAAl-revoked-token") {
+		t.Fatal("the gateway's log lacks the failed run, or carries the credentials")
 	}
 	_, stats := g.admin("GET", "/hookgate/stats")
 	sq, _ := stats["reconcile"].(map[string]any)["square"].(map[string]any)
