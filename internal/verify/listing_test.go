@@ -23,3 +23,20 @@ func TestProvidersDocIsGenerated(t *testing.T) {
 		}
 	}
 }
+
+// TestTheNamedPresetsExist: the names users and tests rely on, and the
+// size of the catalog.
+func TestTheNamedPresetsExist(t *testing.T) {
+	for _, name := range strings.Fields(`razorpay braintree workos telnyx gocardless recurly sanity dropbox-sign qstash plivo pusher
+		liveblocks onfido box stream livekit cloudinary imagekit vonage openai replicate paypal google-pubsub azure-event-grid zendesk
+		telegram docusign notion trello mandrill xero dropbox checkout-com mollie apple-app-store webflow airtable monday clickup heroku
+		circleci buildkite gitea line netlify ms-teams customer-io front segment persona revolut paystack quickbooks launchdarkly calcom
+		tally figma patreon terraform-cloud stripe github slack shopify twilio`) {
+		if _, ok := Lookup(name); !ok {
+			t.Errorf("no preset %s", name)
+		}
+	}
+	if n := len(Presets()); n < 120 {
+		t.Errorf("%d presets, want at least 120", n)
+	}
+}
