@@ -1,6 +1,7 @@
 package hookgatecmd
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -72,4 +73,27 @@ func buildTree(cmd *cobra.Command) {
 		return fail(c, &Error{Code: ExitUsage, Err: err})
 	})
 	group(cmd, subcommands()...)
+	// The tree is whole once cobra initializes, before any command runs.
+	cobra.OnInitialize(func() { withdrawPackageCommands(cmd.Root()) })
+}
+
+// packageCommands are Caddy's commands that replace the binary with one
+// from Caddy's download server, which cannot build Hookgate in: they
+// would leave a Caddy without the webhook gateway.
+var packageCommands = []string{"add-package", "remove-package", "upgrade"}
+
+// withdrawPackageCommands hides the package commands from help and has
+// them say how to build instead.
+func withdrawPackageCommands(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		if !slices.Contains(packageCommands, c.Name()) {
+			continue
+		}
+		c.Hidden = true
+		c.RunE = func(c *cobra.Command, _ []string) error {
+			return &Error{Code: ExitUsage, Err: fmt.Errorf("%s is not available in a build with Hookgate: Caddy's download server cannot build it in. "+
+				"Build a new binary instead: xcaddy build --with github.com/hookgate/hookgate (docs/install.md)", c.Name())}
+		}
+		c.Run = nil
+	}
 }

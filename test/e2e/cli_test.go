@@ -72,6 +72,17 @@ func TestCLICommandTree(t *testing.T) {
 	if out, _ := runBinary(t, "help"); len(missingCommands(out, []string{"run", "validate", "adapt", "reload", "hookgate"})) > 0 {
 		t.Errorf("hookgate help lacks Caddy's commands:\n%s", out)
 	}
+	// Caddy's package commands would replace the binary with a Caddy from
+	// its download server, without Hookgate: not offered, and refused.
+	for _, name := range []string{"add-package", "remove-package", "upgrade"} {
+		if out, _ := runBinary(t, "help"); strings.Contains(out, name) {
+			t.Errorf("hookgate help offers %s:\n%s", name, out)
+		}
+		out, err := runBinary(t, name, "github.com/example/plugin")
+		if err == nil || !strings.Contains(out, "not available in a build with Hookgate") || !strings.Contains(out, "xcaddy build") {
+			t.Errorf("hookgate %s: %v\n%s", name, err, out)
+		}
+	}
 
 	// A subcommand's own help, by either form, its usage as typed.
 	for _, args := range [][]string{{"help", "events"}, {"events", "--help"}, {"hookgate", "events", "--help"}, {"help", "hookgate", "events"}} {
