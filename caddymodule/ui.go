@@ -185,7 +185,10 @@ func (in *inspector) originAllowed(origin string) bool {
 // calls carry the admin endpoint's own origin, which is why the inspector
 // checks Host, Origin and, for calls that change state, inspectorHeader
 // itself before forwarding anything.
-func InspectorHandler(admin string, transport http.RoundTripper, listen *net.TCPAddr, allowHosts []string) (http.Handler, error) {
+//
+// Over a Unix socket (overSocket) Caddy's admin endpoint takes no Origin
+// at all, as Caddy's own commands send none: the call goes without one.
+func InspectorHandler(admin string, overSocket bool, transport http.RoundTripper, listen *net.TCPAddr, allowHosts []string) (http.Handler, error) {
 	hosts, err := inspectorHosts(listen, allowHosts)
 	if err != nil {
 		return nil, err
@@ -196,7 +199,11 @@ func InspectorHandler(admin string, transport http.RoundTripper, listen *net.TCP
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.Host = admin
-			pr.Out.Header.Set("Origin", "http://"+admin)
+			if overSocket {
+				pr.Out.Header.Del("Origin")
+			} else {
+				pr.Out.Header.Set("Origin", "http://"+admin)
+			}
 			// The admin endpoint needs none of these; credentials meant for
 			// a proxy in front go no further.
 			for _, h := range []string{"Referer", "Cookie", "Authorization", "Sec-Fetch-Mode", "Sec-Fetch-Site", "Sec-Fetch-Dest", "Sec-Fetch-User"} {

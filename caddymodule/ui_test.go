@@ -44,7 +44,7 @@ func TestInspectorChecks(t *testing.T) {
 	admin := newFakeAdmin(t)
 	adminHost := strings.TrimPrefix(admin.srv.URL, "http://")
 	listen := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 2020}
-	h, err := InspectorHandler(adminHost, nil, listen, []string{"Inspect.Example.com", "ops.example.com:8443"})
+	h, err := InspectorHandler(adminHost, false, nil, listen, []string{"Inspect.Example.com", "ops.example.com:8443"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,8 +39,9 @@ type adminClient struct {
 	// base is the URL requests go to; where names the endpoint in messages.
 	base, where string
 	store       string
-	// transport reaches the endpoint: over TCP, or a Unix socket.
+	// transport reaches the endpoint: over TCP, or a Unix socket (socket).
 	transport *http.Transport
+	socket    bool
 	http      *http.Client
 }
 
@@ -52,7 +53,7 @@ func newAdminClient(cmd *cobra.Command) *adminClient {
 	c := &adminClient{where: addr, store: st, transport: http.DefaultTransport.(*http.Transport).Clone()}
 	if socket, ok := unixSocket(addr); ok {
 		// Caddy's admin endpoint takes this Host on a socket.
-		c.base = "http://127.0.0.1"
+		c.base, c.socket = "http://127.0.0.1", true
 		c.transport.Proxy = nil
 		c.transport.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer

@@ -45,7 +45,7 @@ func runInspect(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return exitWith(ExitRefused, err)
 	}
-	handler, err := caddymodule.InspectorHandler(admin, c.transport, ln.Addr().(*net.TCPAddr), allow)
+	handler, err := caddymodule.InspectorHandler(admin, c.socket, c.transport, ln.Addr().(*net.TCPAddr), allow)
 	if err != nil {
 		ln.Close()
 		return exitWith(ExitUsage, err)
