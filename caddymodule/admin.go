@@ -354,7 +354,10 @@ type eventView struct {
 	// Origin is how the event came: webhook, reconcile (fetched from the
 	// provider's event API) or redelivery (sent again at reconciliation's
 	// request).
-	Origin     string         `json:"origin"`
+	Origin string `json:"origin"`
+	// Secret is the index of the source's configured secret that verified
+	// the event (0 first).
+	Secret     int            `json:"secret"`
 	Deliveries []deliveryView `json:"deliveries"`
 }
 
@@ -380,7 +383,7 @@ func showEvent(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
 	v := eventView{
 		ID: e.ID.String(), Source: e.Source, Status: store.Status(e, rec.Deliveries), ReceivedAt: e.ReceivedAt,
 		Method: e.Method, Path: e.Path, Query: e.RawQuery, Host: e.Host, RemoteAddr: e.RemoteAddr,
-		DedupKey: e.DedupKey, Quarantined: e.Quarantined, Handshake: e.Handshake, Origin: e.Origin,
+		DedupKey: e.DedupKey, Quarantined: e.Quarantined, Handshake: e.Handshake, Origin: e.Origin, Secret: e.Secret,
 	}
 	if v.Origin == "" {
 		v.Origin = "webhook"

@@ -57,6 +57,15 @@ func (os observers) Observe(source, outcome string, took time.Duration) {
 	}
 }
 
+// ObserveSecret implements ingest.SecretObserver for those that are one.
+func (os observers) ObserveSecret(source string, secret int) {
+	for _, o := range os {
+		if so, ok := o.(ingest.SecretObserver); ok {
+			so.ObserveSecret(source, secret)
+		}
+	}
+}
+
 // mergeAlerts adds the rules of another configuration sharing the store;
 // a target both define is checked through its upstream, like any other.
 func mergeAlerts(rules, more []alert.Rule) []alert.Rule {

@@ -94,6 +94,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("webhook_gateway: registering metrics: %w", err)
 	}
 	initSourceSeries(pipeline.Sources())
+	secrets := map[string]int{}
+	for _, src := range cfg.Sources {
+		secrets[src.Name] = len(src.Secrets)
+	}
+	initSecretSeries(secrets)
 	h.logger.Info("webhook gateway provisioned",
 		zap.String("routes", routesPath), zap.String("storage", spec.key), zap.Int("sources", len(pipeline.Sources())))
 	return nil

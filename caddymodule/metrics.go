@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"maps"
+	"strconv"
 	"sync"
 	"time"
 
@@ -28,6 +29,10 @@ var (
 		Namespace: "caddy", Subsystem: "hookgate", Name: "reconciled_total",
 		Help: "Events reconciliation found, by source and outcome (stored, duplicate, redelivery_requested, failed).",
 	}, []string{"source", "outcome"})
+	verifiedTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "caddy", Subsystem: "hookgate", Name: "verified_total",
+		Help: "Requests whose signature verified, by source and the index of the configured secret that verified it (0 first): a rotation's old secret can go once its count stops rising.",
+	}, []string{"source", "secret"})
 	deliverySeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: "caddy", Subsystem: "hookgate", Name: "delivery_duration_seconds",
 		Help:    "Duration of delivery attempts by upstream.",
@@ -45,8 +50,24 @@ func initSourceSeries(sources map[string]string) {
 	}
 }
 
+// initSecretSeries makes each configured secret's verified count exist
+// from the start, at 0, so that the old secret of a rotation shows as not
+// rising rather than as missing.
+func initSecretSeries(secrets map[string]int) {
+	for source, n := range secrets {
+		for i := range n {
+			verifiedTotal.WithLabelValues(source, strconv.Itoa(i))
+		}
+	}
+}
+
 // metricsObserver feeds the ingest pipeline's outcomes to the collectors.
 type metricsObserver struct{}
+
+// ObserveSecret implements ingest.SecretObserver.
+func (metricsObserver) ObserveSecret(source string, secret int) {
+	verifiedTotal.WithLabelValues(source, strconv.Itoa(secret)).Inc()
+}
 
 func (metricsObserver) Observe(source, outcome string, took time.Duration) {
 	requestsTotal.WithLabelValues(source, outcome).Inc()

@@ -86,7 +86,8 @@ func presetScheme(cfg *config.Routes, src *config.Source, s *ingest.Source) (ver
 	if err := checkSharedKeys(preset, src.Secrets); err != nil {
 		return preset, cfg.Errorf(src.KeyPos("secrets"), "source %s: %v", src.Name, err)
 	}
-	scheme, err := preset.Compile(src.Secrets, verify.Options{Tolerance: src.Tolerance.Std(), ProviderOptions: src.ProviderOptions})
+	opts := verify.Options{Tolerance: src.Tolerance.Std(), ProviderOptions: src.ProviderOptions}
+	scheme, err := verify.PerSecret(src.Secrets, func(secrets []string) (verify.Scheme, error) { return preset.Compile(secrets, opts) })
 	if err != nil {
 		return preset, cfg.Errorf(src.KeyPos("secrets"), "source %s: %v", src.Name, err)
 	}
@@ -144,7 +145,7 @@ func customScheme(cfg *config.Routes, src *config.Source, s *ingest.Source) erro
 	if err := checkSharedKeys(verify.Preset{Spec: spec}, src.Secrets); err != nil {
 		return cfg.Errorf(src.KeyPos("secrets"), "source %s: %v", src.Name, err)
 	}
-	scheme, err := verify.New(spec, src.Secrets)
+	scheme, err := verify.PerSecret(src.Secrets, func(secrets []string) (verify.Scheme, error) { return verify.New(spec, secrets) })
 	if err != nil {
 		at := src.KeyPos("verify")
 		if secretErr := (*verify.SecretError)(nil); errors.As(err, &secretErr) {

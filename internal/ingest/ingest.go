@@ -60,6 +60,7 @@ type Pipeline struct {
 	attachOnce sync.Once
 	now        func() time.Time
 	observer   Observer
+	secrets    SecretObserver
 }
 
 const (
@@ -72,6 +73,14 @@ const (
 // from arrival to the answer.
 type Observer interface {
 	Observe(source, outcome string, took time.Duration)
+}
+
+// SecretObserver, when the Observer is one too, is told which of a
+// source's configured secrets verified each request (its index, 0 first),
+// duplicates included: during a rotation, when the old secret stops
+// verifying, it can go.
+type SecretObserver interface {
+	ObserveSecret(source string, secret int)
 }
 
 func (p *Pipeline) observe(src *source, outcome string, start time.Time) {

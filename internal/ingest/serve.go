@@ -273,6 +273,9 @@ func (p *Pipeline) verify(r *http.Request, src *source, body []byte, now time.Ti
 		rej.reason = verify.Reason(err)
 		return verify.Result{}, &rej
 	}
+	if p.secrets != nil && len(src.Secrets) > 0 {
+		p.secrets.ObserveSecret(src.Name, verified.Secret)
+	}
 	return verified, nil
 }
 
@@ -294,6 +297,7 @@ func (p *Pipeline) event(r *http.Request, src *source, body []byte, now time.Tim
 		}
 	}
 	p.dedupKeys(src, ne, env, fastKey, verified.DedupKey, now)
+	ne.Event.Secret = verified.Secret
 	otherMode, rej := p.mode(src, env)
 	if rej != nil {
 		return nil, rej

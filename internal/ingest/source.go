@@ -203,6 +203,7 @@ func New(s Settings) (*Pipeline, error) {
 		}
 		p.claims = defaultClaims(keys)
 	}
+	p.secrets, _ = s.Observer.(SecretObserver)
 	return p, nil
 }
 

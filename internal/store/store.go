@@ -69,6 +69,10 @@ type Event struct {
 	// one fetched from the provider's event API, OriginRedelivery for a
 	// webhook reconciliation asked the provider to send again.
 	Origin string `json:"origin,omitempty"`
+	// Secret is the index of the source's configured secret that verified
+	// the event (0, the first, when there is one): during a rotation it
+	// shows when the old secret is no longer used.
+	Secret int `json:"secret,omitempty"`
 	// Trace is the W3C trace context (traceparent, and tracestate when there
 	// is one) of the span that ingested the event, when the request was
 	// traced; each delivery attempt is a span of that trace.

@@ -46,6 +46,9 @@ type Result struct {
 	// signature covered (SNS: the digest of the string to sign). It is the
 	// source's dedup key unless the source configures its own.
 	DedupKey string
+	// Secret is the index of the configured secret that verified (see
+	// PerSecret); 0 with a single secret.
+	Secret int
 }
 
 // Reasons a request is refused. They are for logs and counters; the provider

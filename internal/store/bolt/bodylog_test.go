@@ -287,7 +287,7 @@ func TestRecordsRoundTrip(t *testing.T) {
 	e := store.Event{Source: "src", ReceivedAt: at, Method: "POST", Path: "/p", RawQuery: "a=1", Host: "h",
 		RemoteAddr: "1.2.3.4:5", Proto: "https", ViaTrustedProxy: true,
 		Header:   http.Header{"A": {"1", "2"}, "Empty": {}, "B": {""}, "Content-Type": {"application/json"}, "X-Slack-Signature": {"v0=1"}},
-		DedupKey: "k", Unrouted: true, Quarantined: "q", Handshake: "h", Origin: store.OriginReconcile, Trace: map[string]string{"traceparent": "x"}}
+		DedupKey: "k", Unrouted: true, Quarantined: "q", Handshake: "h", Origin: store.OriginReconcile, Secret: 2, Trace: map[string]string{"traceparent": "x"}}
 	ref := bodyRef{segment: 3, offset: 1 << 40, length: 12345}
 	rec := appendBodyRef(encodeEvent(&e), ref)
 	if bytes.Contains(rec, []byte("Content-Type")) || !bytes.Contains(rec, []byte("Empty")) {

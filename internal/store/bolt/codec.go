@@ -41,6 +41,7 @@ const (
 	evTrace
 	evBody
 	evOrigin
+	evSecret
 )
 
 // Delivery record tags.
@@ -187,6 +188,9 @@ func encodeEvent(e *store.Event) []byte {
 	b = putString(b, evHandshake, e.Handshake)
 	b = putStringMap(b, evTrace, e.Trace)
 	b = putString(b, evOrigin, e.Origin)
+	if e.Secret > 0 {
+		b = binary.AppendUvarint(append(b, evSecret), uint64(e.Secret))
+	}
 	return b
 }
 
@@ -414,6 +418,8 @@ func decodeEvent(v []byte, e *store.Event) (ref bodyRef, ok bool, err error) {
 			e.Trace = r.stringMap()
 		case evOrigin:
 			e.Origin = r.string()
+		case evSecret:
+			e.Secret = int(r.uvarint())
 		case evBody:
 			ref.segment = r.uvarint()
 			ref.offset = int64(r.uvarint())
