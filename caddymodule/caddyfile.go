@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -126,7 +128,29 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		return d.Errf("%v", err)
 	}
 	h.Routes = config.WrittenRoutes(inline)
+	h.FileVersions = fileVersions(inline)
 	return nil
+}
+
+// filePlaceholder is a {file.PATH} placeholder.
+var filePlaceholder = regexp.MustCompile(`\{file\.([^{}]+)\}`)
+
+// fileVersions is, for each file a {file.PATH} placeholder of the routes
+// reads, its size and modification time (never its content), or "absent".
+func fileVersions(routes []byte) map[string]string {
+	out := map[string]string{}
+	for _, m := range filePlaceholder.FindAllSubmatch(routes, -1) {
+		path := string(m[1])
+		if fi, err := os.Stat(path); err == nil {
+			out[path] = fmt.Sprintf("%d bytes, modified %s", fi.Size(), fi.ModTime().UTC().Format(time.RFC3339Nano))
+		} else {
+			out[path] = "absent"
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // inlineRoutes reads a routes file, checks it as the gateway would, and
@@ -137,7 +161,9 @@ func inlineRoutes(path string) ([]byte, error) {
 		return nil, fmt.Errorf("reading routes file: %w", err)
 	}
 	repl := caddy.NewReplacer()
-	cfg, err := config.Parse(path, data, PlaceholderOptions(repl))
+	// Adapting needs no secret: they are resolved where the configuration
+	// is provisioned, so `adapt` and `reload` work without them.
+	cfg, err := config.Parse(path, data, CheckOptions(repl))
 	if err != nil {
 		return nil, err
 	}

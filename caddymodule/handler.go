@@ -43,6 +43,12 @@ type Handler struct {
 	// Storage overrides the bbolt file path from routes.yaml. Default:
 	// Caddy's data directory/hookgate/hookgate.db.
 	Storage string `json:"storage,omitempty"`
+	// FileVersions notes, for each {file.PATH} placeholder of the routes,
+	// the file's size and modification time when the Caddyfile was
+	// adapted, so `caddy reload` of an unchanged Caddyfile sees a rotated
+	// secret file as a changed configuration. Written by the Caddyfile
+	// adapter; the handler does not read it.
+	FileVersions map[string]string `json:"file_versions,omitempty"`
 
 	pipeline *ingest.Pipeline
 	logger   *zap.Logger
@@ -113,8 +119,22 @@ func DefaultStorePath() string {
 // PlaceholderOptions has configuration values expand Caddy placeholders
 // ({env.X}, {file.path}) when they are loaded.
 func PlaceholderOptions(repl *caddy.Replacer) config.Options {
-	return config.Options{Expand: func(s string) (string, error) { return repl.ReplaceOrErr(s, false, true) }}
+	return config.Options{Expand: func(s string) (string, error) { return repl.ReplaceOrErr(s, false, true) }, NoSecrets: ValidateWithoutSecrets}
 }
+
+// CheckOptions are PlaceholderOptions that leave credentials unresolved:
+// for checking a configuration (adapting, validate-routes --no-secrets),
+// never for serving one.
+func CheckOptions(repl *caddy.Replacer) config.Options {
+	opts := PlaceholderOptions(repl)
+	opts.NoSecrets = true
+	return opts
+}
+
+// ValidateWithoutSecrets has every configuration provisioned in this
+// process leave credentials unresolved: set by `hookgate validate
+// --no-secrets`, a process that checks and never serves.
+var ValidateWithoutSecrets bool
 
 // LoadConfig reads the configuration the handler carries, or the routes
 // file it names.

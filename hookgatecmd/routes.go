@@ -40,12 +40,17 @@ func routesArg(cmd *cobra.Command, a []string) (string, error) {
 }
 
 // loadRoutes reads and compiles a routes file as the gateway does,
-// placeholders expanded from this environment.
-func loadRoutes(path string) (*ingest.Pipeline, *config.Routes, error) {
+// placeholders expanded from this environment; with noSecrets,
+// credentials' placeholders are checked and left unresolved.
+func loadRoutes(path string, noSecrets bool) (*ingest.Pipeline, *config.Routes, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, nil, exitWith(ExitNotFound, err)
 	}
-	cfg, err := config.Load(path, caddymodule.PlaceholderOptions(caddy.NewReplacer()))
+	opts := caddymodule.PlaceholderOptions(caddy.NewReplacer())
+	if noSecrets {
+		opts = caddymodule.CheckOptions(caddy.NewReplacer())
+	}
+	cfg, err := config.Load(path, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -63,11 +68,17 @@ func validateRoutesCommand() *cobra.Command {
 		Long: `
 Loads and compiles a routes file as the gateway would, placeholders expanded
 from this environment, and prints every problem as file:line:col: reason.
-Exits 1 when there is one.`,
+Exits 1 when there is one.
+
+With --no-secrets, credentials written as placeholders (secrets, reconcile
+credentials, provider_options, alert URLs) are checked for syntax and not
+resolved, so a CI job can check a configuration whose secrets it cannot read;
+the schemes those secrets make are then not built.`,
 		Args: args(cobra.MaximumNArgs(1)),
 		RunE: run(runValidateRoutes),
 	}
 	addRoutesFlag(cmd)
+	cmd.Flags().Bool("no-secrets", false, "check credentials' placeholders without resolving them")
 	return cmd
 }
 
@@ -76,7 +87,8 @@ func runValidateRoutes(cmd *cobra.Command, a []string) error {
 	if err != nil {
 		return err
 	}
-	p, cfg, err := loadRoutes(path)
+	noSecrets, _ := cmd.Flags().GetBool("no-secrets")
+	p, cfg, err := loadRoutes(path, noSecrets)
 	if errors.Is(err, os.ErrNotExist) {
 		return err
 	}
@@ -90,6 +102,9 @@ func runValidateRoutes(cmd *cobra.Command, a []string) error {
 		routes += len(s.Routes)
 	}
 	fmt.Fprintf(out, "%s: valid: %d sources, %d routes, %d upstreams\n", path, len(cfg.Sources), routes, len(cfg.Upstreams))
+	if noSecrets && len(cfg.Unresolved) > 0 {
+		fmt.Fprintf(out, "not resolved (--no-secrets): the credentials of %s\n", strings.Join(unresolvedNames(cfg), ", "))
+	}
 	fmt.Fprintf(out, "claimed prefixes (unknown paths under them get 404): %s\n", strings.Join(orNone(p.Claimed()), ", "))
 	unclaimed := p.Unclaimed()
 	slices.Sort(unclaimed)
@@ -101,6 +116,21 @@ func runValidateRoutes(cmd *cobra.Command, a []string) error {
 			path, l.At.Line, l.At.Col, l.What)
 	}
 	return nil
+}
+
+// unresolvedNames names what --no-secrets left unresolved.
+func unresolvedNames(cfg *config.Routes) []string {
+	var out []string
+	for name := range cfg.Unresolved {
+		if name == "" {
+			name = "alert targets"
+		} else {
+			name = "source " + name
+		}
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // literalSecrets are the credentials written out in cfg, leaving out the
@@ -185,7 +215,7 @@ func runRoute(cmd *cobra.Command, a []string) error {
 		return err
 	}
 	fl := cmd.Flags()
-	p, _, err := loadRoutes(path)
+	p, _, err := loadRoutes(path, false)
 	if err != nil {
 		return err
 	}

@@ -145,7 +145,7 @@ func migrationSource(cmd *cobra.Command) (from string, cfg *config.Routes, name 
 		routes = caddyConfig
 	}
 	if routes != "" {
-		_, cfg, err = loadRoutes(routes)
+		_, cfg, err = loadRoutes(routes, false)
 		name = routes
 	} else {
 		var gw caddyGateway

@@ -18,6 +18,7 @@ import (
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
+	"github.com/hookgate/hookgate/caddymodule"
 	"github.com/hookgate/hookgate/hookgatecmd"
 )
 
@@ -28,8 +29,81 @@ func main() {
 	if caddy.CustomLongDescription == "" {
 		caddy.CustomLongDescription = longDescription()
 	}
-	os.Args = shortForms(os.Args)
+	args, err := ownFlags(shortForms(os.Args))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hookgate:", err)
+		os.Exit(2)
+	}
+	os.Args = args
 	caddycmd.Main()
+}
+
+// ownFlags takes the flags this binary adds to two of Caddy's commands
+// and returns the arguments without them:
+//
+//   - validate --no-secrets: credentials written as placeholders are
+//     checked for syntax, not resolved, so a CI job can validate a
+//     configuration whose secrets it cannot read;
+//   - reload --envfile FILE: the variables of FILE (as the unit's
+//     EnvironmentFile= gives them) are set first, for the Caddyfile's {$VAR}
+//     when reloading from a shell.
+func ownFlags(args []string) ([]string, error) {
+	if len(args) < 2 || (args[1] != "validate" && args[1] != "reload") {
+		return args, nil
+	}
+	out := args[:2:2]
+	for i := 2; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case args[1] == "validate" && (a == "--no-secrets" || a == "--no-secrets=true"):
+			caddymodule.ValidateWithoutSecrets = true
+		case args[1] == "reload" && (a == "--envfile" || strings.HasPrefix(a, "--envfile=")):
+			file, given := strings.CutPrefix(a, "--envfile=")
+			if !given {
+				if i+1 == len(args) {
+					return nil, fmt.Errorf("reload --envfile needs a file")
+				}
+				i++
+				file = args[i]
+			}
+			if err := loadEnvFile(file); err != nil {
+				return nil, err
+			}
+		default:
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// loadEnvFile sets the variables of an environment file as systemd's
+// EnvironmentFile= reads one: KEY=VALUE lines, # comments, optional
+// quotes. A variable already set keeps its value, as Caddy's --envfile
+// does.
+func loadEnvFile(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("reload --envfile: %w", err)
+	}
+	for n, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		key, value, ok := strings.Cut(strings.TrimPrefix(line, "export "), "=")
+		key = strings.TrimSpace(key)
+		if !ok || key == "" || strings.ContainsAny(key, " \t") {
+			return fmt.Errorf("reload --envfile: %s:%d: want KEY=VALUE", path, n+1)
+		}
+		value = strings.TrimSpace(value)
+		if len(value) >= 2 && (value[0] == '"' || value[0] == '\'') && value[len(value)-1] == value[0] {
+			value = value[1 : len(value)-1]
+		}
+		if _, set := os.LookupEnv(key); !set {
+			os.Setenv(key, value)
+		}
+	}
+	return nil
 }
 
 // shortForms rewrites `hookgate <cmd> ...` to `hookgate hookgate <cmd> ...`

@@ -47,6 +47,9 @@ func schedules(cfg *config.Routes) ([]reconcile.Schedule, []error) {
 		if s.Lookback == 0 {
 			s.Lookback = config.DefaultReconcileLookback
 		}
+		if cfg.Unresolved[src.Name] {
+			continue // a check without secrets: no client to make
+		}
 		c, err := newReconcileClient(src.Provider, base, string(r.Credentials), string(r.Hook))
 		if err != nil {
 			errs = append(errs, cfg.Errorf(src.Pos(), "source %s.reconcile: %v", src.Name, err))

@@ -78,20 +78,12 @@ func presetScheme(cfg *config.Routes, src *config.Source, s *ingest.Source) (ver
 	if err := checkProviderOptions(preset, src.ProviderOptions); err != nil {
 		return preset, cfg.Errorf(src.KeyPos("provider_options"), "source %s: %v", src.Name, err)
 	}
-	// A preset with provider_options may fetch its keys (Plaid); it says
-	// itself when that is not enough.
-	if len(src.Secrets) == 0 && !preset.Keys.Learned && len(src.ProviderOptions) == 0 {
-		return preset, cfg.Errorf(src.KeyPos("secrets"), "source %s: no secret configured (or every placeholder in secrets is empty)", src.Name)
+	if cfg.Unresolved[src.Name] {
+		s.Scheme = verify.Unresolved // a check without secrets: nothing to build the scheme with
+	} else if err := presetKeys(cfg, src, preset, s); err != nil {
+		return preset, err
 	}
-	if err := checkSharedKeys(preset, src.Secrets); err != nil {
-		return preset, cfg.Errorf(src.KeyPos("secrets"), "source %s: %v", src.Name, err)
-	}
-	opts := verify.Options{Tolerance: src.Tolerance.Std(), ProviderOptions: src.ProviderOptions}
-	scheme, err := verify.PerSecret(src.Secrets, func(secrets []string) (verify.Scheme, error) { return preset.Compile(secrets, opts) })
-	if err != nil {
-		return preset, cfg.Errorf(src.KeyPos("secrets"), "source %s: %v", src.Name, err)
-	}
-	s.Scheme, s.Handshakes = scheme, preset.Handshakes
+	s.Handshakes = preset.Handshakes
 	if s.Response.Body == "" && preset.Response != "" {
 		s.Response.Body = preset.Response
 	}
@@ -103,6 +95,26 @@ func presetScheme(cfg *config.Routes, src *config.Source, s *ingest.Source) (ver
 	s.SecretHeaders = append([]string{preset.Spec.Header}, preset.Bespoke.Headers...)
 	s.SecretFields = preset.Trust.SecretFields
 	return preset, nil
+}
+
+// presetKeys checks a preset source's secrets and builds its scheme, one
+// per secret (verify.PerSecret).
+func presetKeys(cfg *config.Routes, src *config.Source, preset verify.Preset, s *ingest.Source) error {
+	// A preset with provider_options may fetch its keys (Plaid); it says
+	// itself when that is not enough.
+	if len(src.Secrets) == 0 && !preset.Keys.Learned && len(src.ProviderOptions) == 0 {
+		return cfg.Errorf(src.KeyPos("secrets"), "source %s: no secret configured (or every placeholder in secrets is empty)", src.Name)
+	}
+	if err := checkSharedKeys(preset, src.Secrets); err != nil {
+		return cfg.Errorf(src.KeyPos("secrets"), "source %s: %v", src.Name, err)
+	}
+	opts := verify.Options{Tolerance: src.Tolerance.Std(), ProviderOptions: src.ProviderOptions}
+	scheme, err := verify.PerSecret(src.Secrets, func(secrets []string) (verify.Scheme, error) { return preset.Compile(secrets, opts) })
+	if err != nil {
+		return cfg.Errorf(src.KeyPos("secrets"), "source %s: %v", src.Name, err)
+	}
+	s.Scheme = scheme
+	return nil
 }
 
 // checkProviderOptions refuses provider_options the preset does not read.
@@ -142,6 +154,13 @@ func customScheme(cfg *config.Routes, src *config.Source, s *ingest.Source) erro
 	}
 	s.ReplayDigest = verify.Preset{Spec: spec}.Replayable() && !src.Dedup.Disabled && !src.Dedup.NoReplayDigest()
 	s.SecretHeaders = []string{spec.Header}
+	if cfg.Unresolved[src.Name] {
+		if err := verify.CheckSpec(spec); err != nil {
+			return cfg.Errorf(src.KeyPos("verify"), "source %s: %v", src.Name, err)
+		}
+		s.Scheme = verify.Unresolved
+		return nil
+	}
 	if err := checkSharedKeys(verify.Preset{Spec: spec}, src.Secrets); err != nil {
 		return cfg.Errorf(src.KeyPos("secrets"), "source %s: %v", src.Name, err)
 	}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"reflect"
 	"regexp"
 	"time"
@@ -134,6 +135,13 @@ type SecretURL struct{ URL }
 
 func (u *SecretURL) decodeNode(d *decoder, n *yaml.Node, what string) {
 	d.literal(n, what)
+	if d.noSecrets && n.Kind == yaml.ScalarNode && hasPlaceholder(n.Value) {
+		// Checked, not resolved: alerts are not sent from a check.
+		if d.credential(n, what) != "" {
+			u.URL.URL = &url.URL{Scheme: "https", Host: "unresolved.invalid", Path: "/"}
+		}
+		return
+	}
 	u.URL.decodeNode(d, n, what)
 }
 

@@ -75,6 +75,13 @@ type Options struct {
 	// Expand replaces placeholders such as {env.X} in secrets, URLs and paths.
 	// Nil leaves values as written.
 	Expand func(string) (string, error)
+	// NoSecrets leaves credentials written as placeholders (secrets,
+	// reconcile credentials, provider_options, alert URLs) unresolved: each
+	// placeholder's syntax is checked, and Routes.Unresolved names the
+	// sources whose schemes then cannot be built, so a configuration can be
+	// checked where its secrets cannot be read. Never for a configuration
+	// that serves.
+	NoSecrets bool
 }
 
 // Load reads, parses and checks a routes.yaml file. The returned error joins
@@ -112,7 +119,7 @@ func parse(name, dir string, data []byte, opts Options, isJSON bool) (*Routes, e
 	if len(doc.Content) == 0 {
 		return nil, r.Errorf(Pos{}, "file is empty")
 	}
-	d := &decoder{file: name, dir: dir, expand: opts.Expand, json: isJSON}
+	d := &decoder{file: name, dir: dir, expand: opts.Expand, json: isJSON, noSecrets: opts.NoSecrets}
 	if isJSON {
 		d.paths = map[Pos]string{}
 		indexPaths(&doc, "", d.paths)
@@ -128,6 +135,7 @@ func parse(name, dir string, data []byte, opts Options, isJSON bool) (*Routes, e
 		return nil, errors.Join(d.errs...)
 	}
 	r.Literals = d.literals
+	r.Unresolved = d.unresolved
 	return r, nil
 }
 

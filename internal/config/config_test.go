@@ -386,3 +386,36 @@ func TestReconcileBlock(t *testing.T) {
 		}
 	}
 }
+
+// TestNoSecrets: a check without secrets leaves credentials' placeholders
+// as written, names their sources, and still refuses a placeholder that
+// is malformed or of the wrong kind, at its line.
+func TestNoSecrets(t *testing.T) {
+	doc := func(secret, alertTo string) string {
+		return "upstreams:\n  app: {url: \"http://127.0.0.1:9\"}\nsources:\n  gh:\n    path: /hooks/gh\n    provider: github\n    secrets: [\"" + secret +
+			"\"]\n    default: [app]\n  st:\n    path: /hooks/st\n    provider: stripe\n    secrets: [whsec_literal-0123456789]\n    default: [app]\n" +
+			"alerts:\n  - name: ops\n    to: \"" + alertTo + "\"\n    on: {dead: true}\n"
+	}
+	expand := func(s string) (string, error) { return strings.NewReplacer("{env.UNSET}", "", "{env.ALERTS}", "").Replace(s), nil }
+	if _, err := Parse("routes.yaml", []byte(doc("{env.UNSET}", "{env.ALERTS}")), Options{Expand: expand}); err == nil {
+		t.Fatal("unset placeholders passed a check that resolves them")
+	}
+	cfg, err := Parse("routes.yaml", []byte(doc("{env.UNSET}", "{env.ALERTS}")), Options{Expand: expand, NoSecrets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Unresolved["gh"] || cfg.Unresolved["st"] || !cfg.Unresolved[""] || cfg.Sources[0].Secrets[0] != "{env.UNSET}" {
+		t.Fatalf("unresolved %v, secrets %v", cfg.Unresolved, cfg.Sources[0].Secrets)
+	}
+	for _, c := range []struct{ secret, want string }{
+		{"{env.A}}", `routes.yaml:7:15: source gh.secrets: "{env.A}}" has a } that closes no placeholder`},
+		{"{env.A}{env.B", "has an unclosed placeholder"},
+		{"{$GH_SECRET}", "is Caddyfile syntax"},
+		{"{http.request.header.X}", "is not a placeholder routes.yaml takes"},
+	} {
+		_, err := Parse("routes.yaml", []byte(doc(c.secret, "https://alerts.example.com/x")), Options{Expand: expand, NoSecrets: true})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.secret, err, c.want)
+		}
+	}
+}

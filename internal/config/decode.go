@@ -53,6 +53,10 @@ type decoder struct {
 	// json names keys by their JSON path (sources.stripe) rather than as
 	// routes.yaml's messages do (source stripe).
 	json bool
+	// noSecrets keeps credentials' placeholders as written (Options.NoSecrets);
+	// unresolved names the sources that have one.
+	noSecrets  bool
+	unresolved map[string]bool
 }
 
 // entry names a block of a named mapping: "source stripe" in routes.yaml,
@@ -389,6 +393,61 @@ func (d *decoder) expanded(n *yaml.Node, what string) string {
 		return ""
 	}
 	return out
+}
+
+// credential is a credential's value: expanded, or under NoSecrets a
+// placeholder kept as written once its syntax checks, its source noted as
+// unresolved.
+func (d *decoder) credential(n *yaml.Node, what string) string {
+	if !d.noSecrets || n.Kind != yaml.ScalarNode || !hasPlaceholder(n.Value) {
+		return d.expanded(n, what)
+	}
+	if err := checkPlaceholders(n.Value); err != nil {
+		d.errorf(n, "%s: %v", what, err)
+		return ""
+	}
+	if d.unresolved == nil {
+		d.unresolved = map[string]bool{}
+	}
+	d.unresolved[d.source] = true
+	return n.Value
+}
+
+// placeholderPrefixes are the placeholders a routes.yaml value may take,
+// as Caddy's global replacer resolves them.
+var placeholderPrefixes = []string{"env.", "file.", "system.", "time."}
+
+// checkPlaceholders checks the syntax of every placeholder in a value
+// without resolving it.
+func checkPlaceholders(v string) error {
+	for rest := v; ; {
+		open := strings.IndexByte(rest, '{')
+		if open < 0 {
+			if strings.IndexByte(rest, '}') >= 0 {
+				return fmt.Errorf("%q has a } that closes no placeholder", v)
+			}
+			return nil
+		}
+		if strings.IndexByte(rest[:open], '}') >= 0 {
+			return fmt.Errorf("%q has a } that closes no placeholder", v)
+		}
+		end := strings.IndexByte(rest[open:], '}')
+		if end < 0 {
+			return fmt.Errorf("%q has an unclosed placeholder", v)
+		}
+		name := rest[open+1 : open+end]
+		if strings.HasPrefix(name, "$") {
+			return fmt.Errorf("{%s} is Caddyfile syntax; in routes.yaml write {env.%s}", name, strings.TrimPrefix(name, "$"))
+		}
+		known := false
+		for _, p := range placeholderPrefixes {
+			known = known || (strings.HasPrefix(name, p) && len(name) > len(p) && !strings.ContainsAny(name, "{ "))
+		}
+		if !known {
+			return fmt.Errorf("{%s} is not a placeholder routes.yaml takes ({env.NAME}, {file.PATH})", name)
+		}
+		rest = rest[open+end+1:]
+	}
 }
 
 // listNodes is a list's items; a scalar stands for a one-item list.

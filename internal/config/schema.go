@@ -64,6 +64,9 @@ type Routes struct {
 	// placeholders: the file's text goes into Caddy's configuration, so
 	// they show in GET /config/, autosave.json and Caddy's DEBUG log.
 	Literals []Literal `json:"-" yaml:"-"`
+	// Unresolved names the sources (and "" for alert targets) with a
+	// credential left as a placeholder under Options.NoSecrets.
+	Unresolved map[string]bool `json:"-" yaml:"-"`
 
 	// paths names the JSON path at each position, for a JSON configuration.
 	paths map[Pos]string
@@ -598,6 +601,15 @@ const (
 	DefaultReconcileLookback = 72 * time.Hour
 )
 
+// checkedCredentials are the credentials whose shape can be checked:
+// none when a check left them a placeholder (NoSecrets).
+func (r *Reconcile) checkedCredentials(d *decoder) string {
+	if d.noSecrets && hasPlaceholder(string(r.Credentials)) {
+		return ""
+	}
+	return string(r.Credentials)
+}
+
 func (r *Reconcile) checkFor(d *decoder, s *Source, what string) {
 	at := r.at
 	switch {
@@ -605,12 +617,12 @@ func (r *Reconcile) checkFor(d *decoder, s *Source, what string) {
 		d.errorAt(s.KeyPos("reconcile"), "%s.reconcile: provider %q has no event API to reconcile with (%s do)", what, s.Provider, strings.Join(Reconcilable, ", "))
 	case r.Credentials == "":
 		d.errorAt(at, "%s.reconcile: credentials are required (or their placeholder is empty)", what)
-	case reconcile.CheckSettings(s.Provider, string(r.Hook), string(r.Credentials)) != nil:
+	case reconcile.CheckSettings(s.Provider, string(r.Hook), r.checkedCredentials(d)) != nil:
 		pos := at
 		if r.Has("hook") {
 			pos = r.ValuePos("hook")
 		}
-		d.errorAt(pos, "%s.reconcile: %v", what, reconcile.CheckSettings(s.Provider, string(r.Hook), string(r.Credentials)))
+		d.errorAt(pos, "%s.reconcile: %v", what, reconcile.CheckSettings(s.Provider, string(r.Hook), r.checkedCredentials(d)))
 	case r.Every != 0 && r.Every.Std() < time.Minute:
 		d.errorAt(r.ValuePos("every"), "%s.reconcile.every must be at least 1m, got %s", what, r.Every)
 	}

@@ -89,7 +89,7 @@ type Secret string
 
 func (s *Secret) decodeNode(d *decoder, n *yaml.Node, what string) {
 	d.literal(n, what)
-	*s = Secret(d.expanded(n, what))
+	*s = Secret(d.credential(n, what))
 }
 
 // Secrets are a source's secrets, any of which may match. A placeholder
@@ -100,7 +100,7 @@ func (s *Secrets) decodeNode(d *decoder, n *yaml.Node, what string) {
 	*s = nil
 	for _, item := range d.listNodes(n, what) {
 		d.literal(item, what)
-		if v := d.expanded(item, what); v != "" {
+		if v := d.credential(item, what); v != "" {
 			*s = append(*s, v)
 		}
 	}
@@ -411,7 +411,7 @@ func (o *ProviderOptions) decodeNode(d *decoder, n *yaml.Node, what string) {
 		if name == "secret" {
 			d.literal(n.Content[i+1], what+"."+name)
 		}
-		out[name] = d.expanded(n.Content[i+1], what+"."+name)
+		out[name] = d.credential(n.Content[i+1], what+"."+name)
 	}
 }
 

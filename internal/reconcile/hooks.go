@@ -17,6 +17,7 @@ var (
 
 // CheckSettings says what is wrong with a provider's reconcile hook and
 // credentials, as the configuration names them; nil when nothing is.
+// Empty credentials are not checked (a check that cannot resolve them).
 func CheckSettings(provider, hook, credentials string) error {
 	switch provider {
 	case "github":
@@ -32,7 +33,7 @@ func CheckSettings(provider, hook, credentials string) error {
 			return fmt.Errorf("hook must be the notification destination's id (ntfset_ and 26 letters or digits), got %q", hook)
 		}
 	case "paypal":
-		if id, secret, ok := strings.Cut(credentials, ":"); !ok || id == "" || secret == "" {
+		if id, secret, ok := strings.Cut(credentials, ":"); credentials != "" && (!ok || id == "" || secret == "") {
 			return errors.New("paypal credentials are CLIENT_ID:SECRET of a REST app")
 		}
 		if hook != "" && !paypalWebhook.MatchString(hook) {

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"errors"
+	"fmt"
 )
 
 // PerSecret compiles a scheme for each secret on its own and verifies with
@@ -55,4 +56,21 @@ func (r rotation) Verify(req *Request) (Result, error) {
 		}
 	}
 	return Result{}, best
+}
+
+// Unresolved stands for the scheme of a source whose secrets a check left
+// unresolved (config.Options.NoSecrets): it refuses every request, and no
+// configuration that serves has one.
+var Unresolved Scheme = unresolved{}
+
+type unresolved struct{}
+
+func (unresolved) Verify(*Request) (Result, error) {
+	return Result{}, fmt.Errorf("%w: the source's secrets were not resolved", ErrInvalidSignature)
+}
+
+// CheckSpec checks a declarative scheme without its secrets.
+func CheckSpec(spec Spec) error {
+	_, err := compileSpec(spec)
+	return err
 }
