@@ -396,7 +396,9 @@ func TestNoSecrets(t *testing.T) {
 			"\"]\n    default: [app]\n  st:\n    path: /hooks/st\n    provider: stripe\n    secrets: [whsec_literal-0123456789]\n    default: [app]\n" +
 			"alerts:\n  - name: ops\n    to: \"" + alertTo + "\"\n    on: {dead: true}\n"
 	}
-	expand := func(s string) (string, error) { return strings.NewReplacer("{env.UNSET}", "", "{env.ALERTS}", "").Replace(s), nil }
+	expand := func(s string) (string, error) {
+		return strings.NewReplacer("{env.UNSET}", "", "{env.ALERTS}", "").Replace(s), nil
+	}
 	if _, err := Parse("routes.yaml", []byte(doc("{env.UNSET}", "{env.ALERTS}")), Options{Expand: expand}); err == nil {
 		t.Fatal("unset placeholders passed a check that resolves them")
 	}
