@@ -38,7 +38,8 @@ func TestSystemdUnitVerifies(t *testing.T) {
 	for _, line := range []string{
 		"User=hookgate",
 		"ExecStart=" + unitBinary + " run --config " + unitCaddyfile,
-		"ExecReload=" + unitBinary + " reload --config " + unitCaddyfile,
+		"ExecReload=" + unitBinary + " reload --config " + unitCaddyfile + " --force",
+		"RuntimeDirectory=hookgate",
 		"EnvironmentFile=-/etc/hookgate/hookgate.env",
 		"StateDirectory=hookgate",
 		"ProtectSystem=strict",
