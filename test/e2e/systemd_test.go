@@ -141,6 +141,36 @@ func TestSystemdConfigValidates(t *testing.T) {
 	if err == nil || !strings.Contains(out, "no secret configured") {
 		t.Fatalf("with hookgate.env as shipped (no secrets) the configuration should be refused: %v\n%s", err, out)
 	}
+
+	// Where the secrets cannot be read: adapt needs none, and validate and
+	// validate-routes check everything but them with --no-secrets.
+	out, err = run("adapt", "--config", filepath.Join(dir, "Caddyfile"))
+	if err != nil || !strings.Contains(out, `{env.GITHUB_WEBHOOK_SECRET}`) {
+		t.Fatalf("adapting without the secrets: %v\n%s", err, out)
+	}
+	out, err = run("validate", "--config", filepath.Join(dir, "Caddyfile"), "--no-secrets")
+	if err != nil || !strings.Contains(out, "Valid configuration") {
+		t.Fatalf("validate --no-secrets without the secrets: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(store); !os.IsNotExist(err) {
+		t.Fatalf("validate --no-secrets created or touched the store %s: %v", store, err)
+	}
+	out, err = run("validate-routes", "--no-secrets", filepath.Join(dir, "routes.yaml"))
+	if err != nil || !strings.Contains(out, "valid: 2 sources") || !strings.Contains(out, "not resolved (--no-secrets): the credentials of source github, source stripe") {
+		t.Fatalf("validate-routes --no-secrets: %v\n%s", err, out)
+	}
+	// It still checks the placeholders' syntax, and every other key.
+	broken := strings.Replace(strings.ReplaceAll(routes, unitStore, store), "{env.STRIPE_WEBHOOK_SECRET}", "{$STRIPE_WEBHOOK_SECRET}", 1)
+	writeFile(t, filepath.Join(dir, "routes.yaml"), broken)
+	out, err = run("validate", "--config", filepath.Join(dir, "Caddyfile"), "--no-secrets")
+	if err == nil || !strings.Contains(out, "routes.yaml:") || !strings.Contains(out, "is Caddyfile syntax") {
+		t.Fatalf("validate --no-secrets of a {$NAME} placeholder: %v\n%s", err, out)
+	}
+	writeFile(t, filepath.Join(dir, "routes.yaml"), strings.Replace(strings.ReplaceAll(routes, unitStore, store), "provider: stripe", "provider: strpie", 1))
+	out, err = run("validate-routes", "--no-secrets", filepath.Join(dir, "routes.yaml"))
+	if err == nil || !strings.Contains(out, `unknown provider "strpie"`) {
+		t.Fatalf("validate-routes --no-secrets of a mistyped provider: %v\n%s", err, out)
+	}
 }
 
 func readRepoFile(t *testing.T, name string) []byte {
