@@ -9,6 +9,8 @@
 #   strace    TestStoreUnwritable injects write errors into the live gateway
 #   systemd   systemd-analyze checks examples/systemd/hookgate.service (TestSystemdUnitVerifies)
 #   prometheus  promtool checks and unit-tests examples/prometheus/alerts.yml (TestAlertRulesAndDashboard)
+#   caddy     TestIntoThePackagedCaddy swaps Debian's packaged Caddy for a build with
+#             Hookgate (dpkg-divert), as docs/install.md's "I already run Caddy" does, and back
 #   iproute2, nftables  TestJetStreamPartitions puts NATS nodes in network namespaces
 #             (ip netns, veth, a bridge, tc) and partitions them with nftables rules
 #   root      TestDiskFull and TestStoreUnwritableAtStartup mount a small tmpfs;
@@ -27,7 +29,7 @@ command -v go >/dev/null 2>&1 || { echo "scripts/test.sh: go is not on PATH (wit
 
 # tool package: the command the tests run and the Debian package that has it.
 missing=()
-for pair in chromium:chromium strace:strace systemd-analyze:systemd mount:mount promtool:prometheus tc:iproute2 nft:nftables; do
+for pair in chromium:chromium strace:strace systemd-analyze:systemd mount:mount promtool:prometheus tc:iproute2 nft:nftables caddy:caddy; do
 	command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
 done
 
