@@ -44,17 +44,13 @@ import (
 	"time"
 )
 
-// files are the repository files every archive carries besides the binary,
-// by their path in the repository and in the archive.
+// files are the repository files every archive carries besides the binary
+// and what their pages link to (linkedFiles), by their path in the
+// repository and in the archive.
 var files = []string{
+	"CHANGELOG.md",
 	"LICENSE",
 	"README.md",
-	"docs/configuration.md",
-	"docs/install.md",
-	"docs/operations.md",
-	"docs/providers.md",
-	"docs/reconcile.md",
-	"docs/security.md",
 	"examples/Caddyfile",
 	"examples/demo.env",
 	"examples/routes.yaml",
@@ -293,9 +289,51 @@ type entry struct {
 	src  string // file to copy; empty for a folder
 }
 
+// markdownLink is a link of a Markdown page: the target, less its anchor.
+var markdownLink = regexp.MustCompile(`\]\(([^)#\s]+)(#[^)\s]*)?\)`)
+
+// linkedFiles is files and every repository file their Markdown pages
+// link to, page by page, so the archive holds whatever its docs point at.
+func linkedFiles(root string) ([]string, error) {
+	have := map[string]bool{}
+	queue := slices.Clone(files)
+	for len(queue) > 0 {
+		f := queue[0]
+		queue = queue[1:]
+		if have[f] {
+			continue
+		}
+		have[f] = true
+		if !strings.HasSuffix(f, ".md") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range markdownLink.FindAllStringSubmatch(string(data), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			rel := path.Clean(path.Join(path.Dir(f), target))
+			if strings.HasPrefix(rel, "../") {
+				return nil, fmt.Errorf("%s links outside the repository: %s", f, target)
+			}
+			if fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel))); err != nil {
+				return nil, fmt.Errorf("%s links to %s, which does not exist", f, target)
+			} else if fi.IsDir() {
+				continue // a folder link points at the repository's tree, not a file to ship
+			}
+			queue = append(queue, rel)
+		}
+	}
+	return slices.Sorted(maps.Keys(have)), nil
+}
+
 // entries lists an archive's contents under the folder top, sorted, with
 // every parent folder.
-func entries(root, top, bin string) []entry {
+func entries(root, top, bin string, files []string) []entry {
 	list := []entry{{name: top + "/hookgate", mode: 0o755, src: bin}}
 	dirs := map[string]bool{top + "/": true}
 	for _, f := range files {
@@ -320,7 +358,11 @@ func writeArchive(o Options, dst, top, bin string) (Artifact, error) {
 	}
 	// zw.Header stays zero: no file name, no modification time.
 	tw := tar.NewWriter(zw)
-	for _, e := range entries(o.Root, top, bin) {
+	shipped, err := linkedFiles(o.Root)
+	if err != nil {
+		return Artifact{}, err
+	}
+	for _, e := range entries(o.Root, top, bin, shipped) {
 		if err := addEntry(tw, e, o.Epoch); err != nil {
 			return Artifact{}, err
 		}
