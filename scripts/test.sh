@@ -11,6 +11,7 @@
 #   prometheus  promtool checks and unit-tests examples/prometheus/alerts.yml (TestAlertRulesAndDashboard)
 #   caddy     TestIntoThePackagedCaddy swaps Debian's packaged Caddy for a build with
 #             Hookgate (dpkg-divert), as docs/install.md's "I already run Caddy" does, and back
+#   openssh-client  ssh-keygen signs and verifies the release's SHA256SUMS (tools/release)
 #   iproute2, nftables  TestJetStreamPartitions puts NATS nodes in network namespaces
 #             (ip netns, veth, a bridge, tc) and partitions them with nftables rules
 #   root      TestDiskFull and TestStoreUnwritableAtStartup mount a small tmpfs;
@@ -29,7 +30,7 @@ command -v go >/dev/null 2>&1 || { echo "scripts/test.sh: go is not on PATH (wit
 
 # tool package: the command the tests run and the Debian package that has it.
 missing=()
-for pair in chromium:chromium strace:strace systemd-analyze:systemd mount:mount promtool:prometheus tc:iproute2 nft:nftables caddy:caddy; do
+for pair in chromium:chromium strace:strace systemd-analyze:systemd mount:mount promtool:prometheus tc:iproute2 nft:nftables caddy:caddy ssh-keygen:openssh-client; do
 	command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
 done
 

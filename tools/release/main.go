@@ -1,12 +1,19 @@
-// Command release builds Hookgate's release archives, reproducibly:
+// Command release builds Hookgate's release artifacts, reproducibly:
 //
-//	go run ./tools/release v0.1.0
+//	go run ./tools/release [-sign-key ~/.ssh/release_ed25519] v0.1.0
 //
-// writes dist/hookgate_0.1.0_linux_amd64.tar.gz,
-// dist/hookgate_0.1.0_linux_arm64.tar.gz and dist/SHA256SUMS. Each archive
-// holds one folder, hookgate_0.1.0_linux_<arch>/, with the binary, README.md,
-// LICENSE, docs/install.md, the example configuration and the systemd unit
-// (examples/systemd/).
+// writes, per platform (linux/amd64 and linux/arm64):
+//   - dist/hookgate_0.1.0_linux_<arch>.tar.gz: one folder with the binary,
+//     README.md, CHANGELOG.md, LICENSE, the docs its pages link to, the
+//     example configuration, the Prometheus rules, the Grafana dashboard
+//     and the systemd unit;
+//   - dist/hookgate_0.1.0_<arch>.deb: the Debian package (deb.go);
+//   - dist/hookgate_0.1.0_linux_<arch>.oci.tar: an OCI image layout with
+//     no base image (oci.go);
+//   - a CycloneDX SBOM beside each, <artifact>.cdx.json (sbom.go);
+//
+// and dist/SHA256SUMS over them all, signed into SHA256SUMS.sig with
+// -sign-key (an OpenSSH key, ssh-keygen -Y sign).
 //
 // The binary is built with CGO_ENABLED=0, -trimpath, -buildvcs=false and an
 // empty build id, and stamped through Caddy's CustomVersion, so `hookgate
@@ -17,15 +24,14 @@
 // source, version and Go toolchain therefore give the same bytes, whoever
 // builds them, and SHA256SUMS can be checked against a second build.
 //
-// Flags: -out (default dist), -platforms (default linux/amd64,linux/arm64).
+// Flags: -out (default dist), -platforms (default linux/amd64,linux/arm64),
+// -sign-key.
 package main
 
 import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -78,6 +84,9 @@ type Options struct {
 	Epoch time.Time
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
+	// SignKey, when set, is an OpenSSH private key that signs SHA256SUMS
+	// (SHA256SUMS.sig, ssh-keygen -Y sign).
+	SignKey string
 }
 
 // Artifact is one archive written by Release.
@@ -92,6 +101,7 @@ type Artifact struct {
 
 func main() {
 	out := flag.String("out", "dist", "folder for the archives and SHA256SUMS")
+	signKey := flag.String("sign-key", "", "OpenSSH private key that signs SHA256SUMS (ssh-keygen -Y sign)")
 	platforms := flag.String("platforms", "linux/amd64,linux/arm64", "comma-separated GOOS/GOARCH pairs")
 	flag.Usage = func() {
 		fmt.Fprintln(flag.CommandLine.Output(), "usage: go run ./tools/release [-out dist] [-platforms linux/amd64,linux/arm64] VERSION")
@@ -102,13 +112,13 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := cli(flag.Arg(0), *out, strings.Split(*platforms, ",")); err != nil {
+	if err := cli(flag.Arg(0), *out, strings.Split(*platforms, ","), *signKey); err != nil {
 		fmt.Fprintln(os.Stderr, "release:", err)
 		os.Exit(1)
 	}
 }
 
-func cli(version, out string, platforms []string) error {
+func cli(version, out string, platforms []string, signKey string) error {
 	root, err := repoRoot()
 	if err != nil {
 		return err
@@ -117,7 +127,7 @@ func cli(version, out string, platforms []string) error {
 	if err != nil {
 		return err
 	}
-	_, err = Release(Options{Root: root, Out: out, Version: version, Platforms: platforms, Epoch: epoch, Log: os.Stdout})
+	_, err = Release(Options{Root: root, Out: out, Version: version, Platforms: platforms, Epoch: epoch, Log: os.Stdout, SignKey: signKey})
 	return err
 }
 
@@ -201,6 +211,7 @@ func Release(o Options) ([]Artifact, error) {
 		}
 		bin := filepath.Join(tmp, goos+"_"+goarch, "hookgate")
 		start := time.Now()
+		fmt.Fprintf(logw, "building %s/%s (a minute or two on 2 cores with an empty build cache)…\n", goos, goarch)
 		if err := build(o.Root, bin, goos, goarch, stamp); err != nil {
 			return nil, err
 		}
@@ -209,13 +220,34 @@ func Release(o Options) ([]Artifact, error) {
 				return nil, err
 			}
 		}
-		name := fmt.Sprintf("hookgate_%s_%s_%s.tar.gz", bare, goos, goarch)
-		a, err := writeArchive(o, filepath.Join(o.Out, name), strings.TrimSuffix(name, ".tar.gz"), bin)
-		if err != nil {
-			return nil, err
+		fmt.Fprintf(logw, "built %s/%s in %s\n", goos, goarch, time.Since(start).Round(time.Second))
+		stem := fmt.Sprintf("hookgate_%s_%s_%s", bare, goos, goarch)
+		made := []func() (Artifact, error){
+			func() (Artifact, error) { return writeArchive(o, filepath.Join(o.Out, stem+".tar.gz"), stem, bin) },
 		}
-		fmt.Fprintf(logw, "%s  %d bytes  %s  (%s)\n", a.Name, a.Size, a.SHA256, time.Since(start).Round(time.Second))
-		artifacts = append(artifacts, a)
+		if goos == "linux" {
+			made = append(made,
+				func() (Artifact, error) {
+					return writeDeb(o, filepath.Join(o.Out, fmt.Sprintf("hookgate_%s_%s.deb", debVersion(bare), goarch)), bin, goarch, bare)
+				},
+				func() (Artifact, error) {
+					return writeImage(o, filepath.Join(o.Out, stem+".oci.tar"), bin, goarch, bare)
+				})
+		}
+		for _, write := range made {
+			a, err := write()
+			if err != nil {
+				return nil, err
+			}
+			sbom, err := writeSBOM(o, filepath.Join(o.Out, a.Name+".cdx.json"), a, bin, bare)
+			if err != nil {
+				return nil, err
+			}
+			for _, x := range []Artifact{a, sbom} {
+				fmt.Fprintf(logw, "%s  %d bytes  %s\n", x.Name, x.Size, x.SHA256)
+			}
+			artifacts = append(artifacts, a, sbom)
+		}
 	}
 	slices.SortFunc(artifacts, func(a, b Artifact) int { return strings.Compare(a.Name, b.Name) })
 	var sums bytes.Buffer
@@ -226,6 +258,12 @@ func Release(o Options) ([]Artifact, error) {
 		return nil, err
 	}
 	fmt.Fprintf(logw, "%s\n", filepath.Join(o.Out, "SHA256SUMS"))
+	if o.SignKey != "" {
+		if err := signSums(filepath.Join(o.Out, "SHA256SUMS"), o.SignKey); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(logw, "%s\n", filepath.Join(o.Out, "SHA256SUMS.sig"))
+	}
 	return artifacts, nil
 }
 
@@ -373,11 +411,14 @@ func writeArchive(o Options, dst, top, bin string) (Artifact, error) {
 	if err := zw.Close(); err != nil {
 		return Artifact{}, err
 	}
-	if err := writeFileAtomic(dst, buf.Bytes()); err != nil {
-		return Artifact{}, err
+	return writeArtifact(dst, buf.Bytes())
+}
+
+func removeIfExists(name string) error {
+	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
 	}
-	sum := sha256.Sum256(buf.Bytes())
-	return Artifact{Name: filepath.Base(dst), SHA256: hex.EncodeToString(sum[:]), Size: int64(buf.Len())}, nil
+	return nil
 }
 
 func addEntry(tw *tar.Writer, e entry, mtime time.Time) error {

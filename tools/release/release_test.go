@@ -39,18 +39,25 @@ func TestReleaseIsReproducible(t *testing.T) {
 	archive := fmt.Sprintf("hookgate_%s_linux_%s.tar.gz", bare, runtime.GOARCH)
 
 	first, second := t.TempDir(), t.TempDir()
+	key, allowed := releaseKey(t)
 	start := time.Now()
-	arts, err := Release(Options{Root: root, Out: first, Version: version, Platforms: []string{platform}, Epoch: time.Unix(epochSec, 0)})
+	arts, err := Release(Options{Root: root, Out: first, Version: version, Platforms: []string{platform}, Epoch: time.Unix(epochSec, 0), SignKey: key})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("first release: %s", time.Since(start).Round(time.Second))
-	if len(arts) != 1 || arts[0].Name != archive {
-		t.Fatalf("artifacts %+v, want one named %s", arts, archive)
+	deb := fmt.Sprintf("hookgate_%s_%s.deb", debVersion(bare), runtime.GOARCH)
+	image := strings.TrimSuffix(archive, ".tar.gz") + ".oci.tar"
+	var names []string
+	for _, a := range arts {
+		names = append(names, a.Name)
+	}
+	if want := []string{archive, archive + ".cdx.json", deb, deb + ".cdx.json", image, image + ".cdx.json"}; !slices.Equal(slices.Sorted(slices.Values(names)), slices.Sorted(slices.Values(want))) {
+		t.Fatalf("artifacts %v, want %v", names, want)
 	}
 
 	start = time.Now()
-	cmd := exec.Command("go", "run", "./tools/release", "-out", second, "-platforms", platform, version)
+	cmd := exec.Command("go", "run", "./tools/release", "-out", second, "-platforms", platform, "-sign-key", key, version)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), fmt.Sprintf("SOURCE_DATE_EPOCH=%d", epochSec))
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -65,11 +72,43 @@ func TestReleaseIsReproducible(t *testing.T) {
 		t.Errorf("SHA256SUMS differ between two releases of the same tree:\n%s\n%s", sumsA, sumsB)
 		diffMembers(t, filepath.Join(first, archive), filepath.Join(second, archive))
 	}
-	data := readFile(t, filepath.Join(first, archive))
-	sum := sha256.Sum256(data)
-	if want := hex.EncodeToString(sum[:]) + "  " + archive + "\n"; string(sumsA) != want {
-		t.Errorf("SHA256SUMS is %q, want %q (sha256sum -c format, the archive's real digest)", sumsA, want)
+	// SHA256SUMS: sha256sum -c's format, every artifact with its real
+	// digest; its signature verifies with the documented command, the
+	// same bytes from both runs, and not over another file.
+	listed := map[string]bool{}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(sumsA)), "\n") {
+		digest, name, ok := strings.Cut(line, "  ")
+		sum := sha256.Sum256(readFile(t, filepath.Join(first, name)))
+		if !ok || digest != hex.EncodeToString(sum[:]) {
+			t.Errorf("SHA256SUMS line %q is not the file's digest", line)
+		}
+		listed[name] = true
 	}
+	for _, n := range names {
+		if !listed[n] {
+			t.Errorf("SHA256SUMS lacks %s", n)
+		}
+	}
+	sigA, sigB := readFile(t, filepath.Join(first, "SHA256SUMS.sig")), readFile(t, filepath.Join(second, "SHA256SUMS.sig"))
+	if !bytes.Equal(sigA, sigB) {
+		t.Error("the two runs' signatures differ")
+	}
+	verifySums := func(sums string) error {
+		cmd := exec.Command("ssh-keygen", "-Y", "verify", "-f", allowed, "-I", "release@hookgate.dev", "-n", "hookgate-release", "-s", filepath.Join(first, "SHA256SUMS.sig"))
+		cmd.Stdin = strings.NewReader(sums)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		return nil
+	}
+	if err := verifySums(string(sumsA)); err != nil {
+		t.Errorf("the documented verify command refuses SHA256SUMS: %v", err)
+	}
+	if err := verifySums(strings.Replace(string(sumsA), "  ", "  x", 1)); err == nil {
+		t.Error("the signature verifies an altered SHA256SUMS")
+	}
+	data := readFile(t, filepath.Join(first, archive))
 
 	// The gzip stream records no name and no time.
 	zr, err := gzip.NewReader(bytes.NewReader(data))
@@ -82,7 +121,7 @@ func TestReleaseIsReproducible(t *testing.T) {
 
 	// Every entry: sorted, owned by root, one time, fixed modes.
 	top := strings.TrimSuffix(archive, ".tar.gz") + "/"
-	var names []string
+	names = nil
 	var binary []byte
 	tr := tar.NewReader(zr)
 	for {
@@ -270,4 +309,24 @@ func TestEntriesHaveTheirFolders(t *testing.T) {
 	if !slices.IsSortedFunc(list, func(a, b entry) int { return strings.Compare(a.name, b.name) }) {
 		t.Error("entries are not sorted")
 	}
+}
+
+// releaseKey makes an Ed25519 signing key and the allowed_signers file
+// that trusts it for release signatures, as docs/install.md shows.
+func releaseKey(t *testing.T) (key, allowed string) {
+	t.Helper()
+	if _, err := exec.LookPath("ssh-keygen"); err != nil {
+		t.Fatal("ssh-keygen is needed (apt-get install openssh-client; scripts/test.sh installs it as root)")
+	}
+	dir := t.TempDir()
+	key = filepath.Join(dir, "release_ed25519")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "release@hookgate.dev", "-f", key).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+	pub := strings.TrimSpace(string(readFile(t, key+".pub")))
+	allowed = filepath.Join(dir, "allowed_signers")
+	if err := os.WriteFile(allowed, []byte(`release@hookgate.dev namespaces="hookgate-release" `+pub+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return key, allowed
 }
