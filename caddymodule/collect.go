@@ -28,7 +28,7 @@ var stateCollector = &liveCollector{
 // registerMetrics registers every collector with a configuration's
 // registry; a registry that has them already keeps the first.
 func registerMetrics(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{requestsTotal, ackSeconds, deliveriesTotal, deliverySeconds, reconciledTotal, verifiedTotal, stateCollector} {
+	for _, c := range []prometheus.Collector{requestsTotal, ackSeconds, deliveriesTotal, deliverySeconds, reconciledTotal, verifiedTotal, buildInfo, stateCollector} {
 		if err := reg.Register(c); err != nil {
 			var already prometheus.AlreadyRegisteredError
 			if !errors.As(err, &already) {

@@ -2,10 +2,13 @@ package caddymodule
 
 import (
 	"maps"
+	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -33,12 +36,52 @@ var (
 		Namespace: "caddy", Subsystem: "hookgate", Name: "verified_total",
 		Help: "Requests whose signature verified, by source and the index of the configured secret that verified it (0 first): a rotation's old secret can go once its count stops rising.",
 	}, []string{"source", "secret"})
+	buildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: "caddy", Subsystem: "hookgate", Name: "build_info",
+		Help: "Always 1: the Hookgate and Caddy versions this binary was built from.",
+	}, []string{"version", "caddy_version"})
 	deliverySeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: "caddy", Subsystem: "hookgate", Name: "delivery_duration_seconds",
 		Help:    "Duration of delivery attempts by upstream.",
 		Buckets: prometheus.DefBuckets,
 	}, []string{"upstream"})
 )
+
+func init() {
+	buildInfo.WithLabelValues(Version(), moduleVersion("github.com/caddyserver/caddy/v2")).Set(1)
+}
+
+// moduleVersion is a dependency's version in the binary's build information.
+func moduleVersion(path string) string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == path {
+				return d.Version
+			}
+		}
+	}
+	return "(unknown)"
+}
+
+// modulePath is Hookgate's module.
+const modulePath = "github.com/hookgate/hookgate"
+
+// Version is Hookgate's version: the one a release stamps into Caddy's
+// CustomVersion ("hookgate v1.2.3"), else the module's in the binary's
+// build information (an xcaddy build, a release's wrapper module), else
+// "(devel)".
+func Version() string {
+	if v, ok := strings.CutPrefix(caddy.CustomVersion, "hookgate "); ok {
+		return v
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Path == modulePath && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	if v := moduleVersion(modulePath); v != "(unknown)" {
+		return v
+	}
+	return "(devel)"
+}
 
 // initSourceSeries makes every configured source's accepted count exist
 // from the start, at 0, so that an alert on a source that stays silent

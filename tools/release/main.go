@@ -267,19 +267,58 @@ func Release(o Options) ([]Artifact, error) {
 	return artifacts, nil
 }
 
-// build compiles ./cmd/hookgate for one platform with everything that
-// could differ between two machines pinned or left out.
+// build compiles the hookgate binary for one platform with everything
+// that could differ between two machines pinned or left out. It builds
+// from a wrapper module that requires Hookgate at the release's version
+// (replaced by this checkout, a path relative to it), as xcaddy builds a
+// Caddy: the binary's build information then names that version, which
+// `hookgate list-modules --versions` and the build_info metric show.
 func build(root, out, goos, goarch, stamp string) error {
+	wrapper, err := os.MkdirTemp(root, ".release-build-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(wrapper)
+	version := strings.TrimPrefix(stamp, "hookgate ")
+	goDirective, err := goVersion(root)
+	if err != nil {
+		return err
+	}
+	gomod := fmt.Sprintf("module hookgate.dev/release\n\ngo %s\n\nrequire github.com/hookgate/hookgate %s\n\nreplace github.com/hookgate/hookgate => ../\n", goDirective, version)
+	mainGo := "package main\n\nimport (\n\t_ \"github.com/caddyserver/caddy/v2/modules/standard\"\n\n\t\"github.com/hookgate/hookgate/hookgatecmd\"\n)\n\nfunc main() { hookgatecmd.Main() }\n"
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		return err
+	}
+	for name, data := range map[string][]byte{"go.mod": []byte(gomod), "main.go": []byte(mainGo), "go.sum": sum} {
+		if err := os.WriteFile(filepath.Join(wrapper, name), data, 0o644); err != nil {
+			return err
+		}
+	}
 	ldflags := fmt.Sprintf("-s -w -buildid= -X '%s=%s'", versionVar, stamp)
-	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags="+ldflags, "-o", out, "./cmd/hookgate")
-	cmd.Dir = root
-	cmd.Env = buildEnv(os.Environ(), goos, goarch)
+	cmd := exec.Command("go", "build", "-mod=mod", "-trimpath", "-buildvcs=false", "-ldflags="+ldflags, "-o", out, ".")
+	cmd.Dir = wrapper
+	cmd.Env = append(buildEnv(os.Environ(), goos, goarch), "GOWORK=off")
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("building %s/%s: %v\n%s", goos, goarch, err, stderr.Bytes())
 	}
 	return nil
+}
+
+// goVersion is the go directive of the repository's go.mod.
+func goVersion(root string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "go "); ok {
+			return strings.TrimSpace(v), nil
+		}
+	}
+	return "", errors.New("go.mod has no go directive")
 }
 
 // buildEnv is the environment minus the variables that change what the

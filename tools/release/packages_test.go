@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
@@ -306,6 +307,19 @@ func TestImageRuns(t *testing.T) {
 	if delivered.Load() != 1 || err != nil || fi.Sys().(*syscall.Stat_t).Uid != 65532 {
 		t.Fatalf("delivered %d; store %v (want it in /data, owned by 65532)\n%s", delivered.Load(), err, logs.String())
 	}
+	// The admin socket in the volume serves the metrics, the version among them.
+	admin := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", filepath.Join(rootfs, "data", "admin.sock"))
+	}}}
+	resp, err := admin.Get("http://127.0.0.1/metrics")
+	if err != nil {
+		t.Fatalf("the admin socket in /data: %v", err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(metrics), `caddy_hookgate_build_info{caddy_version="v2.11.9",version="v0.0.3"} 1`) {
+		t.Fatalf("the metrics lack the build's version:\n%s", grepLines(string(metrics), "build_info"))
+	}
 }
 
 // modeBits are the sticky, setuid and setgid bits of a tar mode.
@@ -315,4 +329,14 @@ func modeBits(mode int64) os.FileMode {
 		m |= os.ModeSticky
 	}
 	return m
+}
+
+func grepLines(text, word string) string {
+	var out []string
+	for line := range strings.SplitSeq(text, "\n") {
+		if strings.Contains(line, word) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -190,6 +190,10 @@ func TestReleaseIsReproducible(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(out), "hookgate "+version+" v2.") {
 		t.Errorf("hookgate version: %v %q; want \"hookgate %s v2.…\" (Hookgate's stamp, then Caddy's version)", err, out, version)
 	}
+	modules, err := exec.Command(bin, "list-modules", "--versions").CombinedOutput()
+	if err != nil || !strings.Contains(string(modules), "http.handlers.webhook_gateway "+version+"\n") {
+		t.Errorf("list-modules --versions does not show webhook_gateway at %s: %v\n%s", version, err, grepLines(string(modules), "hookgate"))
+	}
 	info, err := exec.Command(bin, "build-info").CombinedOutput()
 	if err != nil {
 		t.Fatalf("hookgate build-info: %v\n%s", err, info)

@@ -36,8 +36,8 @@ func writeSBOM(o Options, dst string, a Artifact, bin, bare string) (Artifact, e
 	var components []cdxComponent
 	for _, d := range info.Deps {
 		m := d
-		if d.Replace != nil {
-			m = d.Replace
+		if d.Replace != nil && !strings.HasPrefix(d.Replace.Path, ".") {
+			m = d.Replace // a relative replacement is this checkout, built as the release's version
 		}
 		purl := "pkg:golang/" + m.Path + "@" + m.Version
 		components = append(components, cdxComponent{Type: "library", BOMRef: purl, Name: m.Path, Version: m.Version, PURL: purl})
