@@ -1,10 +1,10 @@
 package main
 
 import (
-	"context"
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
