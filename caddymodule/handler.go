@@ -13,6 +13,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 	"go.uber.org/zap"
 
+	"github.com/hookgate/hookgate/internal/alert"
 	"github.com/hookgate/hookgate/internal/assemble"
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/ingest"
@@ -100,6 +101,13 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("webhook_gateway: registering metrics: %w", err)
 	}
 	initSourceSeries(pipeline.Sources())
+	var upstreams []string
+	for name := range parts.Upstreams {
+		if !alert.Internal(name) {
+			upstreams = append(upstreams, name)
+		}
+	}
+	initUpstreamSeries(upstreams)
 	secrets := map[string]int{}
 	for _, src := range cfg.Sources {
 		secrets[src.Name] = len(src.Secrets)

@@ -87,9 +87,27 @@ func Version() string {
 // from the start, at 0, so that an alert on a source that stays silent
 // (no increase over hours) also fires for one silent since the process
 // started.
+//
+// The unavailable count (a 503 because the store could not take the
+// event) exists from the start too, so the first outage after a restart
+// is an increase that an alert rule sees.
 func initSourceSeries(sources map[string]string) {
 	for _, name := range sources {
 		requestsTotal.WithLabelValues(name, "accepted")
+		requestsTotal.WithLabelValues(name, "unavailable")
+	}
+}
+
+// initUpstreamSeries makes every configured upstream's attempt counts
+// exist from the start, at 0: a counter series that appears with its
+// first dead delivery has no earlier sample, so increase() over it sees
+// nothing and the dead-delivery alert would miss the first one after a
+// restart.
+func initUpstreamSeries(upstreams []string) {
+	for _, name := range upstreams {
+		for _, outcome := range []string{"delivered", "retry", "dead"} {
+			deliveriesTotal.WithLabelValues(name, outcome)
+		}
 	}
 }
 

@@ -108,6 +108,16 @@ func scrapeMetricNames(t *testing.T) map[string]bool {
 	routes := fmt.Sprintf("upstreams:\n  legacy:\n    url: http://%s\nsources:\n  github:\n    path: /webhooks/github\n    provider: github\n    secrets: [gh-e2e-secret-0123456789]\n    default: [legacy]\n", up.addr)
 	dir, port, admin := newGatewayDir(t, routes, passthrough.addr)
 	g := startGateway(t, dir, port, admin)
+	// Before any event: the series the alert rules take increase() of
+	// exist at 0, so the first dead delivery or outage after a start is an
+	// increase (a series born with its first sample has none).
+	_, fresh := g.adminRaw("GET", "/metrics")
+	for _, series := range []string{`caddy_hookgate_delivery_attempts_total{outcome="dead",upstream="legacy"} 0`,
+		`caddy_hookgate_requests_total{outcome="unavailable",source="github"} 0`, `caddy_hookgate_requests_total{outcome="accepted",source="github"} 0`} {
+		if !strings.Contains(fresh, series+"\n") {
+			t.Errorf("a fresh gateway's /metrics lacks %s", series)
+		}
+	}
 	g.ackGitHubEvents(t, "metrics", 1)
 	if status, _, _ := g.post("/webhooks/github", nil, []byte(`{"forged":true}`)); status != 401 {
 		t.Fatalf("a forged request got %d", status)
