@@ -16,7 +16,7 @@ import (
 // per store and lives in the pooled handle, so repeat suppression and the
 // rejected windows carry over a reload.
 func newAlerts(st store.Backend, logger *zap.Logger) *alert.Manager {
-	return alert.New(alert.Options{Store: st, Logger: logger.Named("alerts"), Oldest: st.OldestPendingByUpstream})
+	return alert.New(alert.Options{Store: st, Logger: logger.Named("alerts"), Oldest: st.OldestPendingByUpstream, StoreName: st.Path()})
 }
 
 // liveTap hands a pipeline's outcomes to what runs beside it once it is

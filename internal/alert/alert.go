@@ -48,6 +48,10 @@ const (
 	// KindMissed is a source whose provider never retries, answered 503
 	// and not reconciling: the events it sent then may be lost.
 	KindMissed Kind = "missed"
+	// KindStoreUnavailable is a store that could not take an event: it is
+	// sent directly, since the store it would be written to is the one
+	// that failed.
+	KindStoreUnavailable Kind = "store_unavailable"
 )
 
 // Formats of an alert's body.
@@ -77,6 +81,11 @@ type Rule struct {
 	// and that do not reconcile, each with how to recover its events; a
 	// 503 to one of them raises a missed alert.
 	Missed map[string]string
+	// StoreUnavailable turns on store_unavailable alerts, which go to URL
+	// directly rather than through the store.
+	StoreUnavailable bool
+	// URL is where the target's alerts are posted, for those sent directly.
+	URL string
 	// Repeat is the least time between two alerts of the same kind about
 	// the same source and upstream.
 	Repeat time.Duration
@@ -152,4 +161,12 @@ func missedAlert(source, recover string, at time.Time) Alert {
 		msg += "; to recover them: " + recover
 	}
 	return Alert{Kind: KindMissed, Source: source, At: at, Message: msg}
+}
+
+// storeUnavailableAlert is one per store (no Source, so repeat holds back
+// the other sources' refusals of the same outage); its message names the
+// source whose event was refused first.
+func storeUnavailableAlert(store, source string, at time.Time) Alert {
+	return Alert{Kind: KindStoreUnavailable, At: at,
+		Message: fmt.Sprintf("store %s is unavailable: it could not take an event of source %s, which was answered 503 (providers that retry send it again); check its disk and the gateway's log", store, source)}
 }

@@ -352,3 +352,55 @@ func TestAnAlertTheStoreRefusedIsStoredOnceItIsBack(t *testing.T) {
 		t.Fatalf("after 3 refused writes, stored %+v", got)
 	}
 }
+
+// TestStoreUnavailableIsSentDirectly: with the store refusing writes, the
+// store_unavailable alert reaches its target anyway, sent directly and
+// tried again until the target takes it; the same alert within repeat is
+// not sent again; once the store is back the alert is recorded, with no
+// delivery (it was sent).
+func TestStoreUnavailableIsSentDirectly(t *testing.T) {
+	var posts atomic.Int32
+	var got atomic.Value
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if posts.Add(1) <= 2 {
+			http.Error(w, "busy", http.StatusBadGateway)
+			return
+		}
+		var a Alert
+		json.NewDecoder(r.Body).Decode(&a)
+		got.Store(a)
+	}))
+	defer target.Close()
+	st := &failingStore{}
+	st.refuse.Store(1 << 20)
+	m := New(Options{Store: st, CheckEvery: time.Hour, RetryStore: 10 * time.Millisecond, RetryDirect: 10 * time.Millisecond, StoreName: "/var/lib/hookgate/hookgate.db"})
+	t.Cleanup(m.Stop)
+	m.Activate("cfg", []Rule{{Name: "ops", Format: FormatJSON, Repeat: time.Hour, StoreUnavailable: true, URL: target.URL + "/hook"}})
+	m.Observe("github", "accepted", 0)
+	m.Observe("github", Unavailable, 0)
+	m.Observe("stripe", Unavailable, 0) // the same outage: held back by repeat
+	deadline := time.Now().Add(5 * time.Second)
+	for got.Load() == nil && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	a, _ := got.Load().(Alert)
+	if a.Kind != KindStoreUnavailable || !strings.Contains(a.Message, "/var/lib/hookgate/hookgate.db is unavailable") {
+		t.Fatalf("after %d posts the target has %+v", posts.Load(), a)
+	}
+	if len(st.alerts(t, m)) != 0 {
+		t.Fatal("an alert was stored while the store refused writes")
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := posts.Load(); n != 3 {
+		t.Fatalf("%d posts, want 3: two refused by the target, one taken, and none for the second source within repeat", n)
+	}
+	st.refuse.Store(0)
+	for time.Now().Before(deadline) && len(st.alerts(t, m)) < 1 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if len(st.got) == 0 || len(st.got[0].Targets) != 0 || !st.got[0].Event.Unrouted {
+		t.Fatalf("recorded once the store is back: %+v", st.got)
+	}
+}

@@ -1,7 +1,10 @@
 package alert
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -35,6 +38,14 @@ type Options struct {
 	// RetryStore is how often an alert whose write failed is tried again;
 	// default 5s.
 	RetryStore time.Duration
+	// StoreName names the store in store_unavailable alerts.
+	StoreName string
+	// Client sends the alerts that go directly (store_unavailable);
+	// default a client with a 10 s timeout.
+	Client *http.Client
+	// RetryDirect is the first wait before a direct alert is sent again;
+	// it doubles up to a minute. Default 1s.
+	RetryDirect time.Duration
 }
 
 // Bounds of the oldest_pending check interval: often enough to alert near
@@ -58,6 +69,10 @@ type Manager struct {
 	now        func() time.Time
 	checkEvery time.Duration
 	retryStore time.Duration
+	storeName  string
+	client     *http.Client
+	retryFirst time.Duration
+	direct     sync.WaitGroup
 
 	// observeOn lets Observe, on the request path, return at once when no
 	// rule counts refusals or watches for missed events.
@@ -88,6 +103,9 @@ type generation struct {
 type raised struct {
 	rule  Rule
 	alert Alert
+	// sent marks an alert already sent directly: it is recorded with no
+	// delivery.
+	sent bool
 }
 
 // New starts a manager; it raises nothing until Activate.
@@ -101,8 +119,15 @@ func New(opts Options) *Manager {
 	if opts.RetryStore <= 0 {
 		opts.RetryStore = defaultRetryStore
 	}
+	if opts.Client == nil {
+		opts.Client = &http.Client{Timeout: 10 * time.Second}
+	}
+	if opts.RetryDirect <= 0 {
+		opts.RetryDirect = time.Second
+	}
 	m := &Manager{
 		ingest: opts.Store, oldest: opts.Oldest, log: opts.Logger, now: opts.Now, checkEvery: opts.CheckEvery, retryStore: opts.RetryStore,
+		storeName: opts.StoreName, client: opts.Client, retryFirst: opts.RetryDirect,
 		last: map[string]time.Time{}, windows: map[windowKey]*window{},
 		queue: make(chan raised, queueSize), wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -147,7 +172,7 @@ func (m *Manager) apply() {
 	}
 	on := false
 	for _, r := range m.rules {
-		on = on || r.Rejected != nil || len(r.Missed) > 0
+		on = on || r.Rejected != nil || len(r.Missed) > 0 || r.StoreUnavailable
 	}
 	m.observeOn.Store(on)
 }
@@ -171,6 +196,69 @@ func (m *Manager) Stop() {
 	m.mu.Unlock()
 	close(m.stop)
 	<-m.done
+	m.direct.Wait()
+}
+
+// sendDirectLocked sends an alert to its target at once, not through the
+// store (which may be what failed), unless the same one went out less than
+// r.Repeat ago: best effort, tried again in memory with a doubling wait
+// until it is taken or the manager stops, and then kept for the store, so
+// the alert is also recorded once the store is back. Called with m.mu
+// held; it never blocks.
+func (m *Manager) sendDirectLocked(r Rule, a Alert) {
+	if m.stopped || r.URL == "" {
+		return
+	}
+	key := a.key(r.Name)
+	if last, ok := m.last[key]; ok && a.At.Sub(last) < r.Repeat && a.At.Sub(last) >= 0 {
+		return
+	}
+	m.last[key] = a.At
+	m.direct.Add(1)
+	go func() {
+		defer m.direct.Done()
+		fields := []zap.Field{zap.String("alert", string(a.Kind)), zap.String("target", r.Name)}
+		wait := m.retryFirst
+		for try := 1; ; try++ {
+			err := m.post(r, a)
+			if err == nil {
+				m.log.Info("alert sent directly", append(fields, zap.Int("tries", try))...)
+				break
+			}
+			m.log.Warn("sending an alert directly; it is tried again", append(fields, zap.Int("tries", try), zap.Error(err))...)
+			select {
+			case <-m.stop:
+				return
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, time.Minute)
+		}
+		// Recorded too, as an event without a delivery: written once the
+		// store takes writes again.
+		select {
+		case m.queue <- raised{rule: r, alert: a, sent: true}:
+		default:
+		}
+	}()
+}
+
+// post sends an alert's body to its target.
+func (m *Manager) post(r Rule, a Alert) error {
+	req, err := http.NewRequest(http.MethodPost, r.URL, bytes.NewReader(a.Body(r.Format)))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "Hookgate-Alerts")
+	resp, err := m.client.Do(req)
+	if err != nil {
+		return errors.New(strings.ReplaceAll(err.Error(), r.URL, "the target")) // the URL may hold a token
+	}
+	resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+		return fmt.Errorf("the target answered %d", resp.StatusCode)
+	}
+	return nil
 }
 
 // Dead is told of a delivery that went dead (deliver.Options.OnDead).
@@ -214,6 +302,9 @@ func (m *Manager) Observe(source, outcome string, _ time.Duration) {
 	for _, r := range m.rules {
 		if recover, ok := r.Missed[source]; ok && outcome == Unavailable {
 			m.raiseLocked(r, missedAlert(source, recover, now))
+		}
+		if r.StoreUnavailable && outcome == Unavailable {
+			m.sendDirectLocked(r, storeUnavailableAlert(m.storeName, source, now))
 		}
 		if r.Rejected == nil {
 			continue
@@ -407,6 +498,9 @@ func (m *Manager) store(r raised) error {
 			Body:   r.alert.Body(r.rule.Format),
 		},
 		Targets: []store.Target{{Upstream: Upstream(r.rule.Name), Route: string(r.alert.Kind)}},
+	}
+	if r.sent {
+		ne.Targets, ne.Event.Unrouted = nil, true
 	}
 	res, err := m.ingest.Ingest(ctx, ne)
 	fields := []zap.Field{zap.String("alert", string(r.alert.Kind)), zap.String("target", r.rule.Name),

@@ -74,6 +74,12 @@ type AlertOn struct {
 	// 503: the events it sent then may be lost. The message says how to
 	// recover them.
 	Missed bool `json:"missed,omitzero" yaml:"missed,omitempty"`
+	// StoreUnavailable alerts when the store could not take an event
+	// (a full disk, an unwritable file, JetStream without its quorum). The
+	// alert is posted to the target directly, not through the store, tried
+	// again in memory until it is taken, and recorded once the store is
+	// back.
+	StoreUnavailable bool `json:"store_unavailable,omitzero" yaml:"store_unavailable,omitempty"`
 }
 
 // AlertRejected is the rejected condition: at least Ratio of a source's
@@ -111,12 +117,12 @@ func (a *Alert) check(d *decoder, n *yaml.Node, what string) {
 		d.errorf(n, "%s: to is required (the URL alerts are posted to)", what)
 	}
 	if !a.On.isSet() && !a.Failed("on") {
-		d.errorf(n, "%s: on must turn on at least one of dead, breaker_open, oldest_pending, rejected, reconcile_failed, missed", what)
+		d.errorf(n, "%s: on must turn on at least one of dead, breaker_open, oldest_pending, rejected, reconcile_failed, missed, store_unavailable", what)
 	}
 }
 
 func (o AlertOn) isSet() bool {
-	return o.Dead || o.BreakerOpen || o.OldestPending > 0 || o.Rejected != nil || o.ReconcileFailed || o.Missed
+	return o.Dead || o.BreakerOpen || o.OldestPending > 0 || o.Rejected != nil || o.ReconcileFailed || o.Missed || o.StoreUnavailable
 }
 
 func (r *AlertRejected) setDefaults() {

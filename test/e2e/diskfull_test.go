@@ -45,7 +45,7 @@ func TestDiskFull(t *testing.T) {
 			"    retry: {max_attempts: 1000, initial_interval: 1s, max_interval: 1s}\n" +
 			"sources:\n  github:\n    path: /webhooks/github\n    provider: github\n" +
 			"    secrets: [gh-e2e-secret-0123456789]\n    default: [sink]\n" +
-			"alerts:\n  - name: ops\n    to: http://" + alerts.addr + "/alerts\n    on: {missed: true}\n"
+			"alerts:\n  - name: ops\n    to: http://" + alerts.addr + "/alerts\n    on: {missed: true, store_unavailable: true}\n"
 	}
 	dir, port, admin := newGatewayDir(t, routes("http://127.0.0.1:1", "    rate: 1/h\n"), passthrough.addr)
 	data := filepath.Join(dir, "data")
@@ -114,6 +114,7 @@ func TestDiskFull(t *testing.T) {
 
 	acked := map[string]int{} // event id → n
 	var refused []int
+	var firstRefused time.Time
 	ackedBeforeFull, ackedAfterFull := 0, 0
 	const senders, pastFull, maxEvents = 4, 150, 4000
 	n := 0
@@ -144,6 +145,9 @@ func TestDiskFull(t *testing.T) {
 					ackedAfterFull++
 				}
 			case a.status == 503 && a.retry != "":
+				if len(refused) == 0 {
+					firstRefused = time.Now()
+				}
 				refused = append(refused, a.n)
 			default:
 				t.Fatalf("event %d (%d bytes): %d, Retry-After %q, id %q, duplicate %v, %q: on a full disk the answer is 200 for a stored event or 503 with Retry-After",
@@ -158,6 +162,24 @@ func TestDiskFull(t *testing.T) {
 	if status, stats := g.admin("GET", "/hookgate/stats"); status != 200 || stats == nil {
 		t.Fatalf("admin stats on a full disk: %d", status)
 	}
+	// The store_unavailable alert reaches its target while the disk is
+	// still full: it is sent directly, not written first.
+	kinds := func() map[string]int {
+		out := map[string]int{}
+		for _, r := range alerts.all() {
+			var a struct{ Alert string }
+			json.Unmarshal(r.Body, &a)
+			out[a.Alert]++
+		}
+		return out
+	}
+	waitFor(t, "the store_unavailable alert on a full disk", 30*time.Second, func() bool { return kinds()["store_unavailable"] >= 1 })
+	alertAfter := time.Since(firstRefused)
+	for _, r := range alerts.all() {
+		if strings.Contains(string(r.Body), "store_unavailable") && !strings.Contains(string(r.Body), "hookgate.db is unavailable") {
+			t.Fatalf("the alert does not name the store: %s", r.Body)
+		}
+	}
 
 	// Space returns: the provider's retries of the refused events are
 	// accepted (a duplicate answer would mean a refused event was stored,
@@ -167,11 +189,13 @@ func TestDiskFull(t *testing.T) {
 	}
 	// The missed alert, raised at the first 503 while no write fitted, is
 	// written and sent once the store takes writes again.
-	waitFor(t, "the missed alert", 30*time.Second, func() bool { return len(alerts.all()) >= 1 })
-	var missed struct{ Alert, Source, Message string }
-	if err := json.Unmarshal(alerts.all()[0].Body, &missed); err != nil || missed.Alert != "missed" || missed.Source != "github" ||
-		!strings.Contains(missed.Message, "does not retry") || !strings.Contains(missed.Message, "set reconcile on source github") {
-		t.Fatalf("missed alert %s (%v)", alerts.all()[0].Body, err)
+	waitFor(t, "the missed alert", 30*time.Second, func() bool { return kinds()["missed"] >= 1 })
+	for _, r := range alerts.all() {
+		var missed struct{ Alert, Source, Message string }
+		if json.Unmarshal(r.Body, &missed); missed.Alert == "missed" && (missed.Source != "github" ||
+			!strings.Contains(missed.Message, "does not retry") || !strings.Contains(missed.Message, "set reconcile on source github")) {
+			t.Fatalf("missed alert %s", r.Body)
+		}
 	}
 	duplicates := 0
 	for i := 0; i < len(refused); i += senders {
@@ -209,9 +233,10 @@ func TestDiskFull(t *testing.T) {
 			t.Fatalf("event %d delivered with another body", n)
 		}
 	}
-	if n := len(alerts.all()); n != 1 {
-		t.Fatalf("%d missed alerts, want 1 (repeat 1h)", n)
+	if k := kinds(); k["missed"] != 1 || k["store_unavailable"] != 1 || len(alerts.all()) != 2 {
+		t.Fatalf("alerts by kind %v, want one missed and one store_unavailable (repeat 1h)", k)
 	}
+	t.Logf("the store_unavailable alert reached its target at most %s after the first 503, with the disk still full", alertAfter.Round(time.Millisecond))
 	t.Logf("%d events sent: %d ACKed before the first 503, %d ACKed between 503s (smaller writes that still fit), %d answered 503 with Retry-After; "+
 		"after space returned their retries were accepted (%d as duplicates); after a restart all %d ACKed events were present and delivered",
 		n, ackedBeforeFull, ackedAfterFull, len(refused), duplicates, len(acked))

@@ -165,11 +165,16 @@ func TestJetStreamClusterTwoInstances(t *testing.T) {
 		wg.Wait()
 	}
 
-	// Normal operation: every event reaches the upstream exactly once.
+	// Normal operation: every event is ACKed and reaches the upstream
+	// exactly once. On a busy machine a publish can outlast the store's
+	// budget, and the gateway answers 503 with Retry-After, as it promises
+	// when it cannot store: the sender retries those as providers do, so
+	// what is held to is that each event is ACKed in the end, not at once.
 	normal := newLoadSender(t)
+	normal.retryUnavailable = true
 	spread(normal, 600, nil)
 	if acked := normal.ackedIDs(); len(acked) != 600 {
-		t.Fatalf("normal operation: %d of 600 ACKed (%d errors)", len(acked), normal.errors.Load())
+		t.Fatalf("normal operation: %d of 600 ACKed (%d errors, answers other than 200: %s)", len(acked), normal.errors.Load(), normal.statusCounts())
 	}
 	if dup := checkDelivered(t, up, normal.ackedIDs(), time.Minute); dup != 0 {
 		t.Fatalf("normal operation: %d events delivered twice", dup)

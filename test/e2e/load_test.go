@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -94,6 +96,20 @@ func (s *loadSender) send(base string, attempts int) {
 	if s.onACK != nil {
 		s.onACK(id, deliveryID, body)
 	}
+}
+
+// statusCounts lists the answers other than 200, by status.
+func (s *loadSender) statusCounts() string {
+	var parts []string
+	s.statuses.Range(func(k, v any) bool {
+		parts = append(parts, fmt.Sprintf("%v×%d", k, v.(*atomic.Int64).Load()))
+		return true
+	})
+	sort.Strings(parts)
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (s *loadSender) ackedIDs() map[string]bool {
