@@ -84,8 +84,10 @@ type Rule struct {
 	// StoreUnavailable turns on store_unavailable alerts, which go to URL
 	// directly rather than through the store.
 	StoreUnavailable bool
-	// URL is where the target's alerts are posted, for those sent directly.
-	URL string
+	// URL is where the target's alerts are posted, for those sent
+	// directly; Headers are set on each of those requests.
+	URL     string
+	Headers map[string]string
 	// Repeat is the least time between two alerts of the same kind about
 	// the same source and upstream.
 	Repeat time.Duration

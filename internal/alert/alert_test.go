@@ -366,6 +366,10 @@ func TestStoreUnavailableIsSentDirectly(t *testing.T) {
 			http.Error(w, "busy", http.StatusBadGateway)
 			return
 		}
+		if r.Header.Get("Authorization") != "Bearer alert-token" {
+			http.Error(w, "no token", http.StatusUnauthorized)
+			return
+		}
 		var a Alert
 		json.NewDecoder(r.Body).Decode(&a)
 		got.Store(a)
@@ -375,7 +379,7 @@ func TestStoreUnavailableIsSentDirectly(t *testing.T) {
 	st.refuse.Store(1 << 20)
 	m := New(Options{Store: st, CheckEvery: time.Hour, RetryStore: 10 * time.Millisecond, RetryDirect: 10 * time.Millisecond, StoreName: "/var/lib/hookgate/hookgate.db"})
 	t.Cleanup(m.Stop)
-	m.Activate("cfg", []Rule{{Name: "ops", Format: FormatJSON, Repeat: time.Hour, StoreUnavailable: true, URL: target.URL + "/hook"}})
+	m.Activate("cfg", []Rule{{Name: "ops", Format: FormatJSON, Repeat: time.Hour, StoreUnavailable: true, URL: target.URL + "/hook", Headers: map[string]string{"Authorization": "Bearer alert-token"}}})
 	m.Observe("github", "accepted", 0)
 	m.Observe("github", Unavailable, 0)
 	m.Observe("stripe", Unavailable, 0) // the same outage: held back by repeat

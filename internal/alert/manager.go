@@ -248,6 +248,9 @@ func (m *Manager) post(r Rule, a Alert) error {
 	if err != nil {
 		return err
 	}
+	for k, v := range r.Headers {
+		req.Header.Set(k, v)
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "Hookgate-Alerts")
 	resp, err := m.client.Do(req)

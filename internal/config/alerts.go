@@ -50,6 +50,9 @@ type Alert struct {
 	Format string `json:"format,omitzero" yaml:"format,omitempty" enum:"json,slack"`
 	// On says which conditions raise an alert; at least one. Required.
 	On AlertOn `json:"on" yaml:"on"`
+	// Headers are set on every alert request, placeholders expanded, never
+	// logged: an Authorization for a webhook that needs one.
+	Headers DeliveryHeaders `json:"headers,omitzero" yaml:"headers,omitempty" example:"{Authorization: \"Bearer {env.ALERT_TOKEN}\"}"`
 	// Repeat is the least time between two alerts of one kind about one
 	// source or upstream. Default 1h.
 	Repeat Duration `json:"repeat,omitzero" yaml:"repeat,omitempty" positive:"true"`

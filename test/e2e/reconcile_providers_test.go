@@ -378,7 +378,8 @@ func TestAlertOnReconcileFailed(t *testing.T) {
 	// literal would be in Caddy's DEBUG log of the adapted configuration.
 	t.Setenv("HOOKGATE_E2E_SQUARE_TOKEN", "EAAAl-revoked-token")
 	routes := strings.Replace(readFile(t, path), fmt.Sprintf("%q", squareToken), `"{env.HOOKGATE_E2E_SQUARE_TOKEN}"`, 1)
-	writeFile(t, path, routes+fmt.Sprintf("alerts:\n  - name: ops\n    to: http://%s/alerts\n    on: {reconcile_failed: true}\n", alerts.addr))
+	t.Setenv("HOOKGATE_E2E_ALERT_TOKEN", "alert-e2e-token")
+	writeFile(t, path, routes+fmt.Sprintf("alerts:\n  - name: ops\n    to: http://%s/alerts\n    headers: {Authorization: \"Bearer {env.HOOKGATE_E2E_ALERT_TOKEN}\"}\n    on: {reconcile_failed: true}\n", alerts.addr))
 	g := startGateway(t, s.dir, s.port, s.admin)
 	waitFor(t, "the alert", 20*time.Second, func() bool { return len(alerts.all()) >= 1 })
 	var a struct {
@@ -386,6 +387,9 @@ func TestAlertOnReconcileFailed(t *testing.T) {
 	}
 	if err := json.Unmarshal(alerts.all()[0].Body, &a); err != nil || a.Alert != "reconcile_failed" || a.Source != "square" || !strings.Contains(a.Message, "401") {
 		t.Fatalf("alert %s (%v)", alerts.all()[0].Body, err)
+	}
+	if got := alerts.all()[0].Header.Get("Authorization"); got != "Bearer alert-e2e-token" {
+		t.Fatalf("the alert request's Authorization is %q, want the target's headers", got)
 	}
 	if strings.Contains(string(alerts.all()[0].Body), "revoked") {
 		t.Fatalf("the alert carries the credentials: %s", alerts.all()[0].Body)
