@@ -107,7 +107,7 @@ func acquireStore(spec storeSpec, logger *zap.Logger) (*storeHandle, error) {
 		}
 		alerts := newAlerts(st.Backend, logger)
 		engine := deliver.New(st, deliver.Options{Logger: logger.Named("deliver"), OnAttempt: observeAttempt, Sweeper: st.sweeper,
-			OnDead: alerts.Dead, OnBreakerOpen: alerts.BreakerOpened, TracerProvider: deliveryTracerProvider})
+			OnDead: alerts.Dead, OnBreakerOpen: alerts.BreakerOpened, OnBreakerClose: alerts.BreakerClosed, TracerProvider: deliveryTracerProvider})
 		return &storeHandle{store: st.Backend, backup: st.backup, engine: engine, alerts: alerts}, nil
 	})
 	if err != nil {

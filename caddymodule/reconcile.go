@@ -70,6 +70,9 @@ func (a *App) startLoops(ctx context.Context, reg *registration) map[string]*rec
 				reg.handle.alerts.ReconcileFailed(source, fmt.Sprintf("%d of %d events listed could not be stored or redelivered", r.Failed, r.Listed))
 			default:
 				a.logger.Info("reconciled", fields...)
+				if !r.DryRun {
+					reg.handle.alerts.Reconciled(source)
+				}
 			}
 		})
 		loop.Start(ctx)

@@ -12,6 +12,8 @@
 package alert
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -103,7 +105,11 @@ type Rejected struct {
 
 // Alert is one alert, as the json format posts it.
 type Alert struct {
+	// ID names the condition (its kind, source and upstream), the same for
+	// its firing and its resolved message, so a receiver can pair them.
+	ID       string    `json:"id"`
 	Kind     Kind      `json:"alert"`
+	State    string    `json:"state"`
 	Source   string    `json:"source,omitempty"`
 	Upstream string    `json:"upstream,omitempty"`
 	EventID  string    `json:"event_id,omitempty"`
@@ -111,14 +117,36 @@ type Alert struct {
 	At       time.Time `json:"at"`
 }
 
+// States of an alert.
+const (
+	StateFiring   = "firing"
+	StateResolved = "resolved"
+)
+
+// Conditions are the kinds that can clear, and send a resolved message
+// when they do: a dead delivery or a missed event is a fact, not a
+// condition.
+var conditions = map[Kind]bool{KindBreakerOpen: true, KindOldestPending: true, KindRejected: true, KindReconcileFailed: true, KindStoreUnavailable: true}
+
+// stamp gives the alert its id and state.
+func (a Alert) stamp(state string) Alert {
+	sum := sha256.Sum256([]byte(string(a.Kind) + "\x00" + a.Source + "\x00" + a.Upstream))
+	a.ID, a.State = hex.EncodeToString(sum[:8]), state
+	return a
+}
+
 // Body is the alert as format posts it: the Alert itself for json, a
 // readable one-liner in {"text": …} for slack.
 func (a Alert) Body(format string) []byte {
 	var v any = a
 	if format == FormatSlack {
+		prefix := "Hookgate "
+		if a.State == StateResolved {
+			prefix = "Hookgate resolved, "
+		}
 		v = struct {
 			Text string `json:"text"`
-		}{"Hookgate " + strings.ReplaceAll(string(a.Kind), "_", " ") + ": " + a.Message}
+		}{prefix + strings.ReplaceAll(string(a.Kind), "_", " ") + ": " + a.Message}
 	}
 	b, _ := json.Marshal(v) // strings and a time: it cannot fail
 	return b
@@ -171,4 +199,29 @@ func missedAlert(source, recover string, at time.Time) Alert {
 func storeUnavailableAlert(store, source string, at time.Time) Alert {
 	return Alert{Kind: KindStoreUnavailable, At: at,
 		Message: fmt.Sprintf("store %s is unavailable: it could not take an event of source %s, which was answered 503 (providers that retry send it again); check its disk and the gateway's log", store, source)}
+}
+
+func breakerClosedAlert(upstream string, at time.Time) Alert {
+	return Alert{Kind: KindBreakerOpen, Upstream: upstream, At: at,
+		Message: fmt.Sprintf("the circuit breaker of upstream %s closed: a probe succeeded and deliveries go on", upstream)}
+}
+
+func oldestClearedAlert(upstream string, limit time.Duration, at time.Time) Alert {
+	return Alert{Kind: KindOldestPending, Upstream: upstream, At: at,
+		Message: fmt.Sprintf("the oldest pending delivery to upstream %s is back under %s", upstream, limit)}
+}
+
+func rejectedClearedAlert(source string, window time.Duration, at time.Time) Alert {
+	return Alert{Kind: KindRejected, Source: source, At: at,
+		Message: fmt.Sprintf("source %s refuses few of its requests again over the last %s", source, window)}
+}
+
+func reconcileRecoveredAlert(source string, at time.Time) Alert {
+	return Alert{Kind: KindReconcileFailed, Source: source, At: at,
+		Message: fmt.Sprintf("reconciling source %s succeeded again", source)}
+}
+
+func storeAvailableAlert(store string, at time.Time) Alert {
+	return Alert{Kind: KindStoreUnavailable, At: at,
+		Message: fmt.Sprintf("store %s takes events again", store)}
 }

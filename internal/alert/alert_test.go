@@ -103,7 +103,7 @@ func TestRepeatSuppression(t *testing.T) {
 		t.Fatalf("%d alerts after the hour, want 5", len(got))
 	}
 	want := Alert{Kind: KindDead, Source: "stripe", Upstream: "legacy", EventID: ev.ID.String(), At: c.Now(),
-		Message: "delivery of event " + ev.ID.String() + " from source stripe to upstream legacy is dead: status 500"}
+		Message: "delivery of event " + ev.ID.String() + " from source stripe to upstream legacy is dead: status 500"}.stamp(StateFiring)
 	if got[4] != want {
 		t.Errorf("alert %+v\nwant %+v", got[4], want)
 	}
@@ -208,8 +208,8 @@ func TestReloadKeepsSuppression(t *testing.T) {
 }
 
 func TestBodies(t *testing.T) {
-	a := deadAlert("legacy", "stripe", "0123", "status 500", time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
-	if got := string(a.Body(FormatJSON)); got != `{"alert":"dead","source":"stripe","upstream":"legacy","event_id":"0123",`+
+	a := deadAlert("legacy", "stripe", "0123", "status 500", time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)).stamp(StateFiring)
+	if got := string(a.Body(FormatJSON)); got != `{"id":"39ab028220a001e1","alert":"dead","state":"firing","source":"stripe","upstream":"legacy","event_id":"0123",`+
 		`"message":"delivery of event 0123 from source stripe to upstream legacy is dead: status 500","at":"2030-01-02T03:04:05Z"}` {
 		t.Errorf("json: %s", got)
 	}
@@ -407,4 +407,81 @@ func TestStoreUnavailableIsSentDirectly(t *testing.T) {
 	if len(st.got) == 0 || len(st.got[0].Targets) != 0 || !st.got[0].Event.Unrouted {
 		t.Fatalf("recorded once the store is back: %+v", st.got)
 	}
+}
+
+// TestResolved: a condition that fired sends a resolved message, with the
+// same id, when it clears, and only then; a fact (a dead delivery) never
+// resolves; a condition firing again after it resolved is sent at once,
+// whatever repeat says.
+func TestResolved(t *testing.T) {
+	m, rec, c := newManager(t, Rule{Name: "ops", Repeat: time.Hour, BreakerOpen: true, Dead: true, ReconcileFailed: true})
+	m.BreakerClosed("legacy") // never opened: nothing to resolve
+	m.BreakerOpened("legacy")
+	c.Add(time.Minute)
+	m.BreakerClosed("legacy")
+	m.BreakerClosed("legacy") // already resolved
+	c.Add(time.Minute)
+	m.BreakerOpened("legacy") // within repeat of the first, but after the resolve
+	m.ReconcileFailed("stripe", "provider answered 401")
+	m.Reconciled("stripe")
+	got := rec.alerts(t, m)
+	var states []string
+	for _, a := range got {
+		states = append(states, string(a.Kind)+" "+a.State)
+	}
+	want := []string{"breaker_open firing", "breaker_open resolved", "breaker_open firing", "reconcile_failed firing", "reconcile_failed resolved"}
+	if strings.Join(states, ", ") != strings.Join(want, ", ") {
+		t.Fatalf("alerts %v, want %v", states, want)
+	}
+	if got[0].ID == "" || got[0].ID != got[1].ID || got[0].ID == got[3].ID {
+		t.Fatalf("ids %s %s %s: a condition's firing and resolved share one, other conditions differ", got[0].ID, got[1].ID, got[3].ID)
+	}
+	if !strings.Contains(got[1].Message, "closed") || !strings.Contains(string(got[1].Body(FormatSlack)), "Hookgate resolved, breaker open") {
+		t.Fatalf("resolved message %q / %s", got[1].Message, got[1].Body(FormatSlack))
+	}
+}
+
+// TestOldestPendingResolves: the backlog alert resolves when the upstream's
+// oldest pending delivery is young again or gone.
+func TestOldestPendingResolves(t *testing.T) {
+	c := &clock{now: time.Unix(1700000000, 0).UTC()}
+	rec := &recorder{}
+	var oldest atomic.Value
+	oldest.Store(map[string]time.Time{"legacy": c.Now().Add(-time.Hour)})
+	m := New(Options{Store: rec, Now: c.Now, CheckEvery: time.Hour, Oldest: func() (map[string]time.Time, error) { return oldest.Load().(map[string]time.Time), nil }})
+	t.Cleanup(m.Stop)
+	m.Activate("cfg", []Rule{{Name: "ops", Repeat: time.Hour, OldestPending: 15 * time.Minute}})
+	m.CheckPending()
+	m.CheckPending()
+	oldest.Store(map[string]time.Time{})
+	m.CheckPending()
+	m.CheckPending()
+	got := rec.alerts(t, m)
+	if len(got) != 2 || got[0].State != StateFiring || got[1].State != StateResolved || got[1].Upstream != "legacy" {
+		t.Fatalf("alerts %+v", got)
+	}
+}
+
+// TestStoreAvailableResolves: once a source's event is stored again, the
+// store_unavailable alert resolves (through the store, which takes
+// writes again).
+func TestStoreAvailableResolves(t *testing.T) {
+	target := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer target.Close()
+	m, rec, _ := newManager(t, Rule{Name: "ops", Repeat: time.Hour, StoreUnavailable: true, URL: target.URL})
+	m.Observe("github", "accepted", 0) // nothing open
+	m.Observe("github", Unavailable, 0)
+	m.Observe("github", "accepted", 0)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		var resolved bool
+		for _, a := range rec.alerts(t, m) {
+			resolved = resolved || (a.Kind == KindStoreUnavailable && a.State == StateResolved)
+		}
+		if resolved {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no resolved store_unavailable alert: %+v", rec.alerts(t, m))
 }

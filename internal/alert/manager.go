@@ -82,6 +82,7 @@ type Manager struct {
 	generations []generation
 	rules       []Rule
 	last        map[string]time.Time // by Alert.key: when last raised
+	open        map[string]bool      // by Alert.key: conditions fired and not yet resolved
 	windows     map[windowKey]*window
 	stopped     bool
 
@@ -128,7 +129,7 @@ func New(opts Options) *Manager {
 	m := &Manager{
 		ingest: opts.Store, oldest: opts.Oldest, log: opts.Logger, now: opts.Now, checkEvery: opts.CheckEvery, retryStore: opts.RetryStore,
 		storeName: opts.StoreName, client: opts.Client, retryFirst: opts.RetryDirect,
-		last: map[string]time.Time{}, windows: map[windowKey]*window{},
+		last: map[string]time.Time{}, open: map[string]bool{}, windows: map[windowKey]*window{},
 		queue: make(chan raised, queueSize), wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	go m.run()
@@ -209,7 +210,9 @@ func (m *Manager) sendDirectLocked(r Rule, a Alert) {
 	if m.stopped || r.URL == "" {
 		return
 	}
+	a = a.stamp(StateFiring)
 	key := a.key(r.Name)
+	m.open[key] = true
 	if last, ok := m.last[key]; ok && a.At.Sub(last) < r.Repeat && a.At.Sub(last) >= 0 {
 		return
 	}
@@ -306,8 +309,13 @@ func (m *Manager) Observe(source, outcome string, _ time.Duration) {
 		if recover, ok := r.Missed[source]; ok && outcome == Unavailable {
 			m.raiseLocked(r, missedAlert(source, recover, now))
 		}
-		if r.StoreUnavailable && outcome == Unavailable {
-			m.sendDirectLocked(r, storeUnavailableAlert(m.storeName, source, now))
+		if r.StoreUnavailable {
+			switch outcome {
+			case Unavailable:
+				m.sendDirectLocked(r, storeUnavailableAlert(m.storeName, source, now))
+			case "accepted", "duplicate":
+				m.resolveLocked(r, storeAvailableAlert(m.storeName, now))
+			}
 		}
 		if r.Rejected == nil {
 			continue
@@ -319,8 +327,11 @@ func (m *Manager) Observe(source, outcome string, _ time.Duration) {
 			m.windows[key] = w
 		}
 		total, bad := w.add(now, r.Rejected.Window, refused)
-		if total >= r.Rejected.Min && float64(bad) >= r.Rejected.Ratio*float64(total) {
+		switch {
+		case total >= r.Rejected.Min && float64(bad) >= r.Rejected.Ratio*float64(total):
 			m.raiseLocked(r, rejectedAlert(source, bad, total, r.Rejected.Window, now))
+		case total >= r.Rejected.Min:
+			m.resolveLocked(r, rejectedClearedAlert(source, r.Rejected.Window, now))
 		}
 	}
 }
@@ -362,6 +373,29 @@ func (m *Manager) CheckPending() {
 			}
 		}
 	}
+	// A backlog that drained, or got young enough: resolved.
+	for _, r := range m.rules {
+		if r.OldestPending <= 0 {
+			continue
+		}
+		for key := range m.open {
+			a, ok := m.openOldest(r, key)
+			if !ok {
+				continue
+			}
+			if t, pending := oldest[a]; !pending || now.Sub(t) <= r.OldestPending {
+				m.resolveLocked(r, oldestClearedAlert(a, r.OldestPending, now))
+			}
+		}
+	}
+}
+
+// openOldest reports the upstream of an open oldest_pending condition of
+// rule r, by its key.
+func (m *Manager) openOldest(r Rule, key string) (string, bool) {
+	prefix := r.Name + "\x00" + string(KindOldestPending) + "\x00\x00"
+	upstream, ok := strings.CutPrefix(key, prefix)
+	return upstream, ok
 }
 
 func anyOldest(rules []Rule) bool {
@@ -390,16 +424,68 @@ func (m *Manager) raiseLocked(r Rule, a Alert) {
 	if m.stopped {
 		return
 	}
+	a = a.stamp(StateFiring)
 	key := a.key(r.Name)
+	if conditions[a.Kind] {
+		m.open[key] = true
+	}
 	if last, ok := m.last[key]; ok && a.At.Sub(last) < r.Repeat && a.At.Sub(last) >= 0 {
 		return
 	}
+	m.enqueueLocked(r, a, key)
+}
+
+// enqueueLocked queues an alert to be stored for delivery. Called with
+// m.mu held; it never blocks.
+func (m *Manager) enqueueLocked(r Rule, a Alert, key string) {
 	select {
 	case m.queue <- raised{rule: r, alert: a}:
 		m.last[key] = a.At
 	default:
 		m.log.Warn("alert dropped: too many waiting to be stored", zap.String("alert", string(a.Kind)), zap.String("target", r.Name))
 	}
+}
+
+// resolveLocked sends the resolved message of a condition that fired for
+// rule r, if it did and has not been resolved, whatever repeat says; a
+// later firing is then sent at once. Called with m.mu held.
+func (m *Manager) resolveLocked(r Rule, a Alert) {
+	if m.stopped {
+		return
+	}
+	a = a.stamp(StateResolved)
+	key := a.key(r.Name)
+	if !m.open[key] {
+		return
+	}
+	delete(m.open, key)
+	m.enqueueLocked(r, a, key)
+	delete(m.last, key)
+}
+
+// resolve is resolveLocked for every running rule that wants the kind.
+func (m *Manager) resolve(a Alert, wants func(Rule) bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range m.rules {
+		if wants(r) {
+			m.resolveLocked(r, a)
+		}
+	}
+}
+
+// BreakerClosed is told of an upstream's breaker closing again
+// (deliver.Options.OnBreakerClose).
+func (m *Manager) BreakerClosed(upstream string) {
+	if Internal(upstream) {
+		return
+	}
+	m.resolve(breakerClosedAlert(upstream, m.now()), func(r Rule) bool { return r.BreakerOpen })
+}
+
+// Reconciled is told of a source's reconciliation run that succeeded.
+func (m *Manager) Reconciled(source string) {
+	m.resolve(reconcileRecoveredAlert(source, m.now()), func(r Rule) bool { return r.ReconcileFailed })
 }
 
 // run stores queued alerts and checks oldest_pending periodically.

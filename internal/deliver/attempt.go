@@ -42,8 +42,14 @@ func (l *lane) attempt(cfg Upstream, t store.Task) {
 	// the upstream working as designed.
 	if t.EventErr != nil {
 		l.breaker.release() // the upstream was not asked
-	} else if l.breaker.record(l.e.now(), res.err == nil && res.attempt.Status < 500 && res.attempt.Status != http.StatusTooManyRequests) && l.e.onOpen != nil {
-		l.e.onOpen(l.name)
+	} else {
+		opened, closed := l.breaker.record(l.e.now(), res.err == nil && res.attempt.Status < 500 && res.attempt.Status != http.StatusTooManyRequests)
+		switch {
+		case opened && l.e.onOpen != nil:
+			l.e.onOpen(l.name)
+		case closed && l.e.onClose != nil:
+			l.e.onClose(l.name)
+		}
 	}
 	l.report(t, res.attempt, v)
 	l.settle(t, res.attempt, v)

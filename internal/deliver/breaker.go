@@ -86,12 +86,12 @@ func (b *breaker) release() {
 }
 
 // record counts an attempt's outcome and reports whether it opened the
-// breaker from closed.
-func (b *breaker) record(now time.Time, ok bool) (opened bool) {
+// breaker from closed, or closed it (a half-open probe that succeeded).
+func (b *breaker) record(now time.Time, ok bool) (opened, closed bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.policy.FailureRatio == 0 {
-		return false
+		return false, false
 	}
 	if b.state == BreakerHalfOpen {
 		b.probing = false
@@ -101,10 +101,10 @@ func (b *breaker) record(now time.Time, ok bool) (opened bool) {
 				start     time.Time
 				ok, fails int
 			}{}
-		} else {
-			b.state, b.openedAt = BreakerOpen, now
+			return false, true
 		}
-		return false
+		b.state, b.openedAt = BreakerOpen, now
+		return false, false
 	}
 	width := max(b.policy.Window/breakerBuckets, time.Millisecond)
 	slot := now.Truncate(width)
@@ -118,7 +118,7 @@ func (b *breaker) record(now time.Time, ok bool) (opened bool) {
 		b.buckets[i].fails++
 	}
 	if b.state != BreakerClosed {
-		return false
+		return false, false
 	}
 	total, fails := 0, 0
 	for _, bk := range b.buckets {
@@ -129,9 +129,9 @@ func (b *breaker) record(now time.Time, ok bool) (opened bool) {
 	}
 	if total >= b.policy.MinRequests && float64(fails) >= b.policy.FailureRatio*float64(total) {
 		b.state, b.openedAt = BreakerOpen, now
-		return true
+		return true, false
 	}
-	return false
+	return false, false
 }
 
 // State returns the breaker's state.

@@ -30,6 +30,9 @@ type Options struct {
 	// OnBreakerOpen, when set, is told when an upstream's breaker opens
 	// from closed (not when a failed probe keeps it open); it must not block.
 	OnBreakerOpen func(upstream string)
+	// OnBreakerClose, when set, is told when an upstream's breaker closes
+	// again (its half-open probe succeeded).
+	OnBreakerClose func(upstream string)
 	// Sweeper, when set, deletes finished events past the retention; a
 	// store whose data expires by itself needs none.
 	Sweeper store.Sweeper
@@ -52,6 +55,7 @@ type Engine struct {
 	onAttempt func(upstream, outcome string, took time.Duration)
 	onDead    func(upstream string, ev *store.Event, reason string)
 	onOpen    func(upstream string)
+	onClose   func(upstream string)
 	tracing   func() trace.TracerProvider
 
 	ctx    context.Context // canceled when Stop's grace runs out
@@ -88,7 +92,7 @@ func New(q store.Queue, opts Options) *Engine {
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{
 		store: q, sweep: opts.Sweeper, log: opts.Logger, now: opts.Now, jitter: opts.Jitter, grace: opts.StopGrace, onAttempt: opts.OnAttempt,
-		onDead: opts.OnDead, onOpen: opts.OnBreakerOpen, tracing: opts.TracerProvider,
+		onDead: opts.OnDead, onOpen: opts.OnBreakerOpen, onClose: opts.OnBreakerClose, tracing: opts.TracerProvider,
 		ctx: ctx, cancel: cancel, lanes: map[string]*lane{}, sweeperDone: make(chan struct{}),
 	}
 	if e.sweep == nil {

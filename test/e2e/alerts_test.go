@@ -139,4 +139,13 @@ func TestAlertOnRejectedFlood(t *testing.T) {
 	if len(backend.all()) != 0 {
 		t.Error("a forged request was delivered")
 	}
+
+	// Genuine requests bring the share under the ratio: resolved.
+	g.ackGitHubEvents(t, "flood-over", 31)
+	waitFor(t, "the resolved alert", 15*time.Second, func() bool { return len(alerts.all()) >= 2 })
+	var resolved map[string]any
+	json.Unmarshal(alerts.all()[1].Body, &resolved)
+	if text := fmt.Sprint(resolved["text"]); text != "Hookgate resolved, rejected: source github refuses few of its requests again over the last 5m0s" {
+		t.Errorf("resolved slack text %q", text)
+	}
 }

@@ -402,4 +402,19 @@ func TestAlertOnReconcileFailed(t *testing.T) {
 	if outcome, _ := sq["outcome"].(string); !strings.HasPrefix(outcome, "failed: ") || len(s.up.all()) != 0 {
 		t.Fatalf("stats after a refused run: %v; %d deliveries", sq, len(s.up.all()))
 	}
+
+	// A good token, a reload: the run after it succeeds, and the alert
+	// resolves, with the same id.
+	writeFile(t, path, strings.Replace(readFile(t, path), `"{env.HOOKGATE_E2E_SQUARE_TOKEN}"`, fmt.Sprintf("%q", squareToken), 1))
+	if status, resp := g.load(readFile(t, filepath.Join(s.dir, "Caddyfile"))); status != 200 {
+		t.Fatalf("reload: %d %s", status, resp)
+	}
+	waitFor(t, "the resolved alert", 20*time.Second, func() bool { return len(alerts.all()) >= 2 })
+	var fired, resolved struct{ ID, Alert, State, Message string }
+	json.Unmarshal(alerts.all()[0].Body, &fired)
+	json.Unmarshal(alerts.all()[1].Body, &resolved)
+	if fired.State != "firing" || resolved.State != "resolved" || resolved.Alert != "reconcile_failed" || resolved.ID != fired.ID || fired.ID == "" {
+		t.Fatalf("after the fix: %+v then %+v", fired, resolved)
+	}
+	waitFor(t, "the 3 events fetched once the token works", 20*time.Second, func() bool { return len(s.up.all()) >= 3 })
 }
