@@ -90,6 +90,9 @@ type Rule struct {
 	// directly; Headers are set on each of those requests.
 	URL     string
 	Headers map[string]string
+	// RoutingKey is the PagerDuty integration's routing key, for
+	// FormatPagerDuty.
+	RoutingKey string
 	// Repeat is the least time between two alerts of the same kind about
 	// the same source and upstream.
 	Repeat time.Duration

@@ -485,3 +485,44 @@ func TestStoreAvailableResolves(t *testing.T) {
 	}
 	t.Fatalf("no resolved store_unavailable alert: %+v", rec.alerts(t, m))
 }
+
+// TestServiceFormats: PagerDuty, Opsgenie and Teams get their services'
+// payloads, and a resolved alert closes what its firing opened.
+func TestServiceFormats(t *testing.T) {
+	fired := breakerAlert("legacy", time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)).stamp(StateFiring)
+	resolved := breakerClosedAlert("legacy", time.Date(2030, 1, 2, 3, 9, 5, 0, time.UTC)).stamp(StateResolved)
+	decode := func(b []byte) map[string]any {
+		var v map[string]any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		return v
+	}
+	pd := Rule{Format: FormatPagerDuty, RoutingKey: "R0UT1NG"}
+	body, path, _ := fired.For(pd)
+	trigger := decode(body)
+	payload, _ := trigger["payload"].(map[string]any)
+	if path != "" || trigger["event_action"] != "trigger" || trigger["routing_key"] != "R0UT1NG" || trigger["dedup_key"] != fired.ID ||
+		payload["severity"] != "error" || payload["source"] != "hookgate" || payload["component"] != "legacy" || payload["timestamp"] != "2030-01-02T03:04:05.000Z" {
+		t.Fatalf("pagerduty trigger %s", body)
+	}
+	body, _, _ = resolved.For(pd)
+	if resolve := decode(body); resolve["event_action"] != "resolve" || resolve["dedup_key"] != fired.ID || resolve["payload"] != nil {
+		t.Fatalf("pagerduty resolve %s", body)
+	}
+	og := Rule{Format: FormatOpsgenie}
+	body, path, query := fired.For(og)
+	if create := decode(body); path != "/v2/alerts" || query != "" || create["alias"] != fired.ID || create["priority"] != "P2" || len(create["message"].(string)) > 130 {
+		t.Fatalf("opsgenie create %s %s", path, body)
+	}
+	if _, path, query = resolved.For(og); path != "/v2/alerts/"+fired.ID+"/close" || query != "identifierType=alias" {
+		t.Fatalf("opsgenie close at %s?%s", path, query)
+	}
+	body, _, _ = resolved.For(Rule{Format: FormatTeams})
+	card := decode(body)["attachments"].([]any)[0].(map[string]any)
+	content := card["content"].(map[string]any)
+	if card["contentType"] != "application/vnd.microsoft.card.adaptive" || content["type"] != "AdaptiveCard" ||
+		!strings.Contains(string(body), "Hookgate resolved, breaker open") {
+		t.Fatalf("teams %s", body)
+	}
+}

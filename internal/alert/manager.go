@@ -247,7 +247,15 @@ func (m *Manager) sendDirectLocked(r Rule, a Alert) {
 
 // post sends an alert's body to its target.
 func (m *Manager) post(r Rule, a Alert) error {
-	req, err := http.NewRequest(http.MethodPost, r.URL, bytes.NewReader(a.Body(r.Format)))
+	body, path, query := a.For(r)
+	target := r.URL
+	if path != "" {
+		target = strings.TrimSuffix(r.URL, "/") + path
+		if query != "" {
+			target += "?" + query
+		}
+	}
+	req, err := http.NewRequest(http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -258,7 +266,7 @@ func (m *Manager) post(r Rule, a Alert) error {
 	req.Header.Set("User-Agent", "Hookgate-Alerts")
 	resp, err := m.client.Do(req)
 	if err != nil {
-		return errors.New(strings.ReplaceAll(err.Error(), r.URL, "the target")) // the URL may hold a token
+		return errors.New(strings.ReplaceAll(err.Error(), target, "the target")) // the URL may hold a token
 	}
 	resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
@@ -580,11 +588,15 @@ const storeTimeout = 10 * time.Second
 func (m *Manager) store(r raised) error {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
+	body, path, query := r.alert.For(r.rule)
+	if path == "" {
+		path = "/"
+	}
 	ne := &store.NewEvent{
 		Event: &store.Event{
-			Source: Source, ReceivedAt: m.now(), Method: http.MethodPost, Path: "/",
+			Source: Source, ReceivedAt: m.now(), Method: http.MethodPost, Path: path, RawQuery: query,
 			Header: http.Header{"Content-Type": {"application/json"}, "User-Agent": {"Hookgate-Alerts"}},
-			Body:   r.alert.Body(r.rule.Format),
+			Body:   body,
 		},
 		Targets: []store.Target{{Upstream: Upstream(r.rule.Name), Route: string(r.alert.Kind)}},
 	}

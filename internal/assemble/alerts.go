@@ -25,7 +25,7 @@ func compileAlerts(cfg *config.Routes) ([]alert.Rule, map[string]deliver.Upstrea
 		if a.To.URL.URL != nil {
 			r.URL = a.To.URL.String()
 		}
-		r.Headers = a.Headers
+		r.Headers, r.RoutingKey = a.Headers, string(a.RoutingKey)
 		if a.On.Missed {
 			r.Missed = unretried(cfg)
 		}
@@ -35,7 +35,8 @@ func compileAlerts(cfg *config.Routes) ([]alert.Rule, map[string]deliver.Upstrea
 		rules = append(rules, r)
 		name := alert.Upstream(a.Name)
 		upstreams[name] = deliver.Upstream{
-			Name: name, URL: a.To.URL.URL, Timeout: config.DefaultTimeout, Concurrency: alertConcurrency, ExactURL: true, CredentialPath: true, Headers: a.Headers,
+			// Opsgenie takes each alert at a path of its own below the URL.
+			Name: name, URL: a.To.URL.URL, Timeout: config.DefaultTimeout, Concurrency: alertConcurrency, ExactURL: a.Format != alert.FormatOpsgenie, CredentialPath: true, Headers: a.Headers,
 			Retry: deliver.RetryPolicy{
 				MaxAttempts:     config.DefaultMaxAttempts,
 				InitialInterval: config.DefaultInitialInterval,

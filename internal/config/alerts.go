@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"reflect"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -45,9 +47,16 @@ type Alert struct {
 	// To is the http(s) URL alerts are POSTed to, placeholders expanded;
 	// it is a credential (a Slack webhook's path is its token). Required.
 	To SecretURL `json:"to" yaml:"to"`
-	// Format is json (an event per alert) or slack (an incoming-webhook
-	// message). Default json.
-	Format string `json:"format,omitzero" yaml:"format,omitempty" enum:"json,slack"`
+	// Format is json (an event per alert), slack (an incoming-webhook
+	// message), pagerduty (Events API v2, to
+	// https://events.pagerduty.com/v2/enqueue, with routing_key), opsgenie
+	// (Alert API, to https://api.opsgenie.com with headers: {Authorization:
+	// "GenieKey …"}) or teams (a Workflows webhook's Adaptive Card).
+	// Default json.
+	Format string `json:"format,omitzero" yaml:"format,omitempty" enum:"json,slack,pagerduty,opsgenie,teams"`
+	// RoutingKey is the PagerDuty integration's routing key; required for
+	// format pagerduty, and a credential.
+	RoutingKey Secret `json:"routing_key,omitzero" yaml:"routing_key,omitempty" example:"\"{env.PAGERDUTY_ROUTING_KEY}\""`
 	// On says which conditions raise an alert; at least one. Required.
 	On AlertOn `json:"on" yaml:"on"`
 	// Headers are set on every alert request, placeholders expanded, never
@@ -107,8 +116,14 @@ func (a *Alert) check(d *decoder, n *yaml.Node, what string) {
 	if a.Name != "" && !alertName.MatchString(a.Name) {
 		d.errorAt(a.ValuePos("name"), "%s.name: %q must be 1-32 letters, digits, - or _", what, a.Name)
 	}
-	if a.Format != AlertFormatJSON && a.Format != AlertFormatSlack {
-		d.errorAt(a.ValuePos("format"), "%s.format must be slack or json, got %q", what, a.Format)
+	if !slices.Contains(alert.Formats, a.Format) {
+		d.errorAt(a.ValuePos("format"), "%s.format must be one of %s, got %q", what, strings.Join(alert.Formats, ", "), a.Format)
+	}
+	switch {
+	case a.Format == alert.FormatPagerDuty && a.RoutingKey == "":
+		d.errorf(n, "%s: format pagerduty needs routing_key (the integration's routing key)", what)
+	case a.Format != alert.FormatPagerDuty && a.RoutingKey != "":
+		d.errorAt(a.KeyPos("routing_key"), "%s: routing_key is for format pagerduty", what)
 	}
 	if a.Name != "" {
 		what = fmt.Sprintf("alert %q", a.Name)

@@ -379,7 +379,10 @@ func TestAlertOnReconcileFailed(t *testing.T) {
 	t.Setenv("HOOKGATE_E2E_SQUARE_TOKEN", "EAAAl-revoked-token")
 	routes := strings.Replace(readFile(t, path), fmt.Sprintf("%q", squareToken), `"{env.HOOKGATE_E2E_SQUARE_TOKEN}"`, 1)
 	t.Setenv("HOOKGATE_E2E_ALERT_TOKEN", "alert-e2e-token")
-	writeFile(t, path, routes+fmt.Sprintf("alerts:\n  - name: ops\n    to: http://%s/alerts\n    headers: {Authorization: \"Bearer {env.HOOKGATE_E2E_ALERT_TOKEN}\"}\n    on: {reconcile_failed: true}\n", alerts.addr))
+	pagerduty, opsgenie := newRecorder(t, "", nil), newRecorder(t, "", nil)
+	writeFile(t, path, routes+fmt.Sprintf("alerts:\n  - name: ops\n    to: http://%s/alerts\n    headers: {Authorization: \"Bearer {env.HOOKGATE_E2E_ALERT_TOKEN}\"}\n    on: {reconcile_failed: true}\n"+
+		"  - name: pager\n    to: http://%s/v2/enqueue\n    format: pagerduty\n    routing_key: R0UT1NGKEY\n    on: {reconcile_failed: true}\n"+
+		"  - name: genie\n    to: http://%s\n    format: opsgenie\n    headers: {Authorization: GenieKey e2e-genie}\n    on: {reconcile_failed: true}\n", alerts.addr, pagerduty.addr, opsgenie.addr))
 	g := startGateway(t, s.dir, s.port, s.admin)
 	waitFor(t, "the alert", 20*time.Second, func() bool { return len(alerts.all()) >= 1 })
 	var a struct {
@@ -417,4 +420,24 @@ func TestAlertOnReconcileFailed(t *testing.T) {
 		t.Fatalf("after the fix: %+v then %+v", fired, resolved)
 	}
 	waitFor(t, "the 3 events fetched once the token works", 20*time.Second, func() bool { return len(s.up.all()) >= 3 })
+
+	// PagerDuty: a trigger, then a resolve with its dedup key, which closes
+	// the incident; Opsgenie: an alert, then its close by alias.
+	waitFor(t, "PagerDuty's and Opsgenie's two calls each", 20*time.Second, func() bool { return len(pagerduty.all()) >= 2 && len(opsgenie.all()) >= 2 })
+	var trigger, resolve struct {
+		RoutingKey  string `json:"routing_key"`
+		EventAction string `json:"event_action"`
+		DedupKey    string `json:"dedup_key"`
+	}
+	json.Unmarshal(pagerduty.all()[0].Body, &trigger)
+	json.Unmarshal(pagerduty.all()[1].Body, &resolve)
+	if pagerduty.all()[0].URI != "/v2/enqueue" || trigger.RoutingKey != "R0UT1NGKEY" || trigger.EventAction != "trigger" || resolve.EventAction != "resolve" ||
+		resolve.DedupKey != trigger.DedupKey || trigger.DedupKey != fired.ID {
+		t.Fatalf("pagerduty got %s then %s", pagerduty.all()[0].Body, pagerduty.all()[1].Body)
+	}
+	create, closing := opsgenie.all()[0], opsgenie.all()[1]
+	if create.URI != "/v2/alerts" || closing.URI != "/v2/alerts/"+fired.ID+"/close?identifierType=alias" || create.Header.Get("Authorization") != "GenieKey e2e-genie" ||
+		!strings.Contains(string(create.Body), `"alias":"`+fired.ID+`"`) {
+		t.Fatalf("opsgenie got %s %s then %s", create.URI, create.Body, closing.URI)
+	}
 }
