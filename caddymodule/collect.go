@@ -22,7 +22,10 @@ var stateCollector = &liveCollector{
 		dead:    prometheus.NewDesc("caddy_hookgate_dead_deliveries", "Dead deliveries kept (not yet replayed or expired), per store and upstream.", []string{"store", "upstream"}, nil),
 		paused:  prometheus.NewDesc("caddy_hookgate_upstream_paused", "1 while an upstream is paused, per store and upstream.", []string{"store", "upstream"}, nil),
 	},
-	counts: &statsCache{every: statsEvery, byStore: map[string]cachedStats{}},
+	counts:     &statsCache{every: statsEvery, byStore: map[string]cachedStats{}},
+	storeBytes: prometheus.NewDesc("caddy_hookgate_store_bytes", "Bytes the store takes on disk, per store file and kind (db: the bbolt file, bodies: the body segments).", []string{"store", "kind"}, nil),
+	freeBytes:  prometheus.NewDesc("caddy_hookgate_store_free_bytes", "Bytes free on the store's file system, for the gateway's user.", []string{"store"}, nil),
+	fsBytes:    prometheus.NewDesc("caddy_hookgate_store_filesystem_bytes", "Size of the store's file system.", []string{"store"}, nil),
 }
 
 // registerMetrics registers every collector with a configuration's
@@ -45,12 +48,17 @@ type liveCollector struct {
 	pending, oldest, breaker *prometheus.Desc
 	upstreams                upstreamDescs
 	counts                   *statsCache
+	// storeBytes, freeBytes and fsBytes are a file store's disk use.
+	storeBytes, freeBytes, fsBytes *prometheus.Desc
 }
 
 func (c *liveCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.pending
 	ch <- c.oldest
 	ch <- c.breaker
+	ch <- c.storeBytes
+	ch <- c.freeBytes
+	ch <- c.fsBytes
 	c.upstreams.describe(ch)
 }
 
@@ -71,6 +79,14 @@ func (c *liveCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.breaker, prometheus.GaugeValue, open, path, name)
 		}
 		c.upstreams.collect(ch, g, c.counts.of(g))
+		if du, ok := g.handle.store.(store.DiskUser); ok {
+			if u, err := du.DiskUsage(); err == nil {
+				ch <- prometheus.MustNewConstMetric(c.storeBytes, prometheus.GaugeValue, float64(u.DB), path, "db")
+				ch <- prometheus.MustNewConstMetric(c.storeBytes, prometheus.GaugeValue, float64(u.Bodies), path, "bodies")
+				ch <- prometheus.MustNewConstMetric(c.freeBytes, prometheus.GaugeValue, float64(u.Free), path)
+				ch <- prometheus.MustNewConstMetric(c.fsBytes, prometheus.GaugeValue, float64(u.Size), path)
+			}
+		}
 	}
 }
 

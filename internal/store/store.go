@@ -468,3 +468,18 @@ type ReplayResult struct {
 	// Next is where to resume; nil when the scan reached the end.
 	Next *ID
 }
+
+// DiskUsage is a file store's footprint and its file system's room.
+type DiskUsage struct {
+	// DB and Bodies are the bytes of the store's file and of its body
+	// segments.
+	DB, Bodies int64
+	// Free and Size are the file system's bytes available to the store's
+	// user, and in all.
+	Free, Size int64
+}
+
+// DiskUser is a store on a local file system that can say its DiskUsage.
+type DiskUser interface {
+	DiskUsage() (DiskUsage, error)
+}

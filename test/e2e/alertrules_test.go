@@ -118,6 +118,13 @@ func scrapeMetricNames(t *testing.T) map[string]bool {
 			t.Errorf("a fresh gateway's /metrics lacks %s", series)
 		}
 	}
+	// The store's disk use: its file, its bodies, its file system's room.
+	for _, re := range []string{`caddy_hookgate_store_bytes\{kind="db",store="[^"]+hookgate\.db"\} [1-9][0-9]*`, `caddy_hookgate_store_bytes\{kind="bodies",store="[^"]+"\} [0-9]+`,
+		`caddy_hookgate_store_free_bytes\{store="[^"]+"\} [1-9][0-9.e+]*`, `caddy_hookgate_store_filesystem_bytes\{store="[^"]+"\} [1-9][0-9.e+]*`} {
+		if !regexp.MustCompile(re).MatchString(fresh) {
+			t.Errorf("a fresh gateway's /metrics lacks %s", re)
+		}
+	}
 	g.ackGitHubEvents(t, "metrics", 1)
 	if status, _, _ := g.post("/webhooks/github", nil, []byte(`{"forged":true}`)); status != 401 {
 		t.Fatalf("a forged request got %d", status)
