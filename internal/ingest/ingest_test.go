@@ -15,6 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
 	"github.com/hookgate/hookgate/internal/config"
 	"github.com/hookgate/hookgate/internal/ingest"
 	"github.com/hookgate/hookgate/internal/store"
@@ -282,11 +286,22 @@ func TestDeclarativeSourceAndCustomResponse(t *testing.T) {
 
 func TestStoreUnavailable(t *testing.T) {
 	h := newHarness(t)
+	core, logs := observer.New(zapcore.InfoLevel)
+	h.p.Attach(h.store, zap.New(core), nil)
 	h.store.Close()
-	body := []byte(`{"action":"opened"}`)
-	rec := h.send("/webhooks/github", sign(t, "github", "gh-secret-0123456789", body), body)
-	if rec.Code != 503 || rec.Header().Get("Retry-After") == "" {
-		t.Fatalf("closed store: %d %v", rec.Code, rec.Header())
+	const refused = 500
+	for i := range refused {
+		body := []byte(fmt.Sprintf(`{"action":"opened","number":%d}`, i))
+		rec := h.send("/webhooks/github", sign(t, "github", "gh-secret-0123456789", body), body)
+		if rec.Code != 503 || rec.Header().Get("Retry-After") == "" {
+			t.Fatalf("closed store: %d %v", rec.Code, rec.Header())
+		}
+	}
+	// Logged at ERROR, sampled: the first ten a second, then one in a
+	// hundred, not a line per refused request.
+	errs := logs.FilterLevelExact(zapcore.ErrorLevel).All()
+	if len(errs) == 0 || len(errs) > 10+refused/100+1 {
+		t.Fatalf("%d error lines for %d requests the store refused", len(errs), refused)
 	}
 }
 

@@ -543,10 +543,12 @@ func writeRejection(w http.ResponseWriter, rej *rejection) {
 
 // rejected counts a refused request and logs it: at INFO, sampled so that a
 // flood cannot fill the disk, never a header value or the body; a store
-// failure at ERROR. It returns the outcome it counted.
+// failure at ERROR, sampled alike (a full disk refuses every request, and
+// a line for each would fill what little is left; the counts are in
+// caddy_hookgate_requests_total). It returns the outcome it counted.
 func (p *Pipeline) rejected(r *http.Request, src *source, start time.Time, rej *rejection) string {
 	if rej.storage != "" {
-		p.log.Error(rej.storage, zap.String("source", src.Name), zap.Error(rej.err))
+		p.rejectLog.Error(rej.storage, zap.String("source", src.Name), zap.Error(rej.err))
 		p.observe(src, "unavailable", start)
 		return "unavailable"
 	}
