@@ -137,6 +137,7 @@ type registration struct {
 	upstreams map[string]deliver.Upstream
 	routes    string
 	retention time.Duration
+	maxSize   int64
 	pipelines []*ingest.Pipeline
 	alerts    []alert.Rule
 	taps      []*liveTap
@@ -198,7 +199,7 @@ func (a *App) register(spec storeSpec, parts *assemble.Parts, routes string, tap
 	}
 	reg, ok := a.regs[spec.key]
 	if !ok {
-		a.regs[spec.key] = &registration{spec: spec, upstreams: upstreams, routes: routes, retention: retention, pipelines: []*ingest.Pipeline{pipeline},
+		a.regs[spec.key] = &registration{spec: spec, upstreams: upstreams, routes: routes, retention: retention, maxSize: parts.MaxSize, pipelines: []*ingest.Pipeline{pipeline},
 			alerts: parts.Alerts, taps: []*liveTap{tap}, schedules: scheds}
 		return nil
 	}
@@ -208,6 +209,7 @@ func (a *App) register(spec storeSpec, parts *assemble.Parts, routes string, tap
 	reg.taps = append(reg.taps, tap)
 	// Configurations sharing a store keep events as long as the longest asks.
 	reg.retention = max(reg.retention, retention)
+	reg.maxSize = max(reg.maxSize, parts.MaxSize)
 	merged := make(map[string]deliver.Upstream, len(reg.upstreams)+len(upstreams))
 	for name, up := range reg.upstreams {
 		merged[name] = up
@@ -253,6 +255,9 @@ func (a *App) Start() error {
 		reg := a.regs[key]
 		h := reg.handle
 		h.engine.SetRetention(reg.retention)
+		if capped, ok := h.store.(interface{ SetMaxSize(int64) }); ok {
+			capped.SetMaxSize(reg.maxSize)
+		}
 		h.engine.Activate(a, reg.upstreams)
 		h.alerts.Activate(a, reg.alerts)
 		loops := a.startLoops(loopCtx, reg)

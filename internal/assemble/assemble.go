@@ -27,6 +27,8 @@ type Parts struct {
 	Upstreams map[string]deliver.Upstream
 	// Retention is how long finished events are kept.
 	Retention time.Duration
+	// MaxSize caps a bbolt store's bytes on disk; 0 is no cap.
+	MaxSize int64
 	// Transports holds, by upstream, the Caddy reverse_proxy HTTP transport
 	// (http.reverse_proxy.transport.http) each upstream with TLS, proxy or
 	// transport settings is reached through, as JSON; the Caddy glue loads
@@ -104,7 +106,7 @@ func Config(cfg *config.Routes, hooks ingest.Hooks) (*Parts, error) {
 	}
 	alerts, alertUpstreams := compileAlerts(cfg)
 	maps.Copy(upstreams, alertUpstreams) // config keeps the alert: prefix for these
-	return &Parts{Pipeline: pipeline, Upstreams: upstreams, Retention: cfg.Storage.Retention.Std(), Transports: transports,
+	return &Parts{Pipeline: pipeline, Upstreams: upstreams, Retention: cfg.Storage.Retention.Std(), MaxSize: int64(cfg.Storage.MaxSize), Transports: transports,
 		Alerts: alerts, IPRangesRefresh: ipRangesRefresh(cfg), Reconcile: scheds}, nil
 }
 

@@ -97,6 +97,12 @@ type Storage struct {
 	// Retention is how long events and their dedup keys are kept. Default
 	// 168h (7d).
 	Retention Duration `json:"retention,omitzero" yaml:"retention,omitempty"`
+	// MaxSize caps the bytes a bbolt store takes on disk (its file and its
+	// body segments): past it, new events are answered 503 with
+	// Retry-After, as on a full disk, and providers retry, until retention
+	// frees room. It is measured every quarter second, so keep it below the
+	// file system's room by what arrives in that time. Default: no cap.
+	MaxSize Size `json:"max_size,omitzero" yaml:"max_size,omitempty" example:"20GiB"`
 	// JetStream, when set, keeps events, dedup keys and the delivery queue
 	// in NATS JetStream instead of a bbolt file, shared by every instance
 	// that names the same servers and stream.
@@ -106,6 +112,9 @@ type Storage struct {
 func (s *Storage) check(d *decoder, _ *yaml.Node, _ string) {
 	if s.JetStream != nil && s.Path != "" {
 		d.errorAt(s.ValuePos("jetstream"), "storage: path and jetstream exclude each other")
+	}
+	if s.JetStream != nil && s.MaxSize > 0 {
+		d.errorAt(s.ValuePos("max_size"), "storage: max_size is for the bbolt store; JetStream's stream limits its own size")
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -240,4 +241,71 @@ func TestDiskFull(t *testing.T) {
 	t.Logf("%d events sent: %d ACKed before the first 503, %d ACKed between 503s (smaller writes that still fit), %d answered 503 with Retry-After; "+
 		"after space returned their retries were accepted (%d as duplicates); after a restart all %d ACKed events were present and delivered",
 		n, ackedBeforeFull, ackedAfterFull, len(refused), duplicates, len(acked))
+}
+
+// TestMaxSizeRefusesBeforeTheDiskFills: with storage.max_size below the
+// room on a 16 MiB tmpfs, a flood of events is answered 503 with
+// Retry-After once the store reaches its cap, the file system never
+// fills, and every event answered 200 is in the store.
+func TestMaxSizeRefusesBeforeTheDiskFills(t *testing.T) {
+	passthrough := newRecorder(t, "", nil)
+	routes := "storage:\n  max_size: 4MiB\nupstreams:\n  sink:\n    url: http://127.0.0.1:1\n    rate: 1/h\n" +
+		"sources:\n  github:\n    path: /webhooks/github\n    provider: github\n    secrets: [gh-e2e-secret-0123456789]\n    default: [sink]\n"
+	dir, port, admin := newGatewayDir(t, routes, passthrough.addr)
+	data := filepath.Join(dir, "data")
+	os.MkdirAll(data, 0o700)
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", data).CombinedOutput(); err != nil {
+		t.Fatalf("mounting a tmpfs for the store (needs root): %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", data).Run() })
+	g := startGateway(t, dir, port, admin)
+	github := newSigner(t, "github", "gh-e2e-secret-0123456789")
+	acked := map[string]bool{}
+	refused := 0
+	pad := strings.Repeat("x", 16<<10)
+	for n := 0; refused < 50; n++ {
+		if n == 3000 {
+			t.Fatalf("no 503 after %d events (%d ACKed)", n, len(acked))
+		}
+		body := []byte(fmt.Sprintf(`{"n":%d,"pad":%q}`, n, pad))
+		h := github.sign(t, body, "")
+		h.Set("X-GitHub-Delivery", fmt.Sprint("cap-", n))
+		status, hdr, resp := g.post("/webhooks/github", h, body)
+		switch {
+		case status == 200:
+			acked[hdr.Get("Hookgate-Event-Id")] = true
+		case status == 503 && hdr.Get("Retry-After") != "":
+			refused++
+		default:
+			t.Fatalf("event %d: %d %q", n, status, resp)
+		}
+	}
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(data, &fs); err != nil {
+		t.Fatal(err)
+	}
+	free := int64(fs.Bavail) * int64(fs.Bsize)
+	if free < 8<<20 {
+		t.Fatalf("the tmpfs has %d bytes left: the cap let the store grow toward the disk's end", free)
+	}
+	for id := range acked {
+		if status, _ := g.admin("GET", "/hookgate/events/"+id); status != 200 {
+			t.Fatalf("ACKed event %s is not in the store", id)
+		}
+	}
+	_, metrics := g.adminRaw("GET", "/metrics")
+	if !strings.Contains(metrics, `caddy_hookgate_requests_total{outcome="unavailable",source="github"} 50`) {
+		t.Fatalf("the 503s are not counted as unavailable:\n%s", grepLines(metrics, "unavailable"))
+	}
+	t.Logf("max_size 4 MiB on a 16 MiB tmpfs: %d events ACKed (16 KiB each), then 503 with Retry-After; %d MiB of the file system left", len(acked), free>>20)
+}
+
+func grepLines(text, word string) string {
+	var out []string
+	for line := range strings.SplitSeq(text, "\n") {
+		if strings.Contains(line, word) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }

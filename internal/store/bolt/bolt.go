@@ -77,11 +77,12 @@ type Options struct {
 
 // Store is the embedded store: one bbolt file, writes group-committed.
 type Store struct {
-	db     *bbolt.DB
-	path   string
-	now    func() time.Time
-	ids    store.IDSource
-	bodies *bodyLog
+	db      *bbolt.DB
+	path    string
+	sizeCap sizeCap
+	now     func() time.Time
+	ids     store.IDSource
+	bodies  *bodyLog
 
 	// The writer's reused buffers for a group's bodies.
 	bodyBatch [][]byte

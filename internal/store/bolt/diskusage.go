@@ -1,7 +1,11 @@
 package bolt
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -9,22 +13,26 @@ import (
 )
 
 // DiskUsage is what the store takes on disk, and what its file system has
-// left: the bbolt file, the body log's segments, and the file system's
-// free and total bytes (statfs, as df shows them to a non-root user).
+// left: the blocks of the bbolt file and of the body log's segments (as du
+// counts them: bbolt grows its file sparsely, ahead of its data), and the
+// file system's free and total bytes (statfs, as df shows them to a
+// non-root user).
 func (s *Store) DiskUsage() (store.DiskUsage, error) {
 	var u store.DiskUsage
-	fi, err := os.Stat(s.path)
+	db, err := allocated(s.path)
 	if err != nil {
 		return u, err
 	}
-	u.DB = fi.Size()
+	u.DB = db
 	entries, err := os.ReadDir(bodyLogDir(s.path))
 	if err != nil && !os.IsNotExist(err) {
 		return u, err
 	}
 	for _, e := range entries {
-		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
-			u.Bodies += info.Size()
+		if e.Type().IsRegular() {
+			if n, err := allocated(filepath.Join(bodyLogDir(s.path), e.Name())); err == nil {
+				u.Bodies += n
+			}
 		}
 	}
 	var fs unix.Statfs_t
@@ -34,4 +42,65 @@ func (s *Store) DiskUsage() (store.DiskUsage, error) {
 	u.Free = int64(fs.Bavail) * int64(fs.Bsize)
 	u.Size = int64(fs.Blocks) * int64(fs.Bsize)
 	return u, nil
+}
+
+// allocated is the bytes of the blocks a file takes.
+func allocated(path string) (int64, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Blocks) * 512, nil
+}
+
+// sizeCheckEvery is how often the store measures itself against its cap;
+// between two measures it counts what it writes, so a burst cannot pass
+// the cap by more than the writes in flight.
+const sizeCheckEvery = 250 * time.Millisecond
+
+// writeOverhead is what an event's record and indexes add to its body, as
+// counted between two measures.
+const writeOverhead = 512
+
+// sizeCap is the store's max_size, its last measure, and what it wrote
+// since.
+type sizeCap struct {
+	max      atomic.Int64
+	used     atomic.Int64
+	since    atomic.Int64
+	measured atomic.Int64 // unix nanoseconds
+}
+
+// wrote counts an event's bytes against the cap until the next measure.
+func (c *sizeCap) wrote(n int) {
+	if c.max.Load() > 0 {
+		c.since.Add(int64(n) + writeOverhead)
+	}
+}
+
+// SetMaxSize caps the bytes the store takes on disk (its file and its body
+// segments): past it, Ingest refuses new events with store.ErrUnavailable,
+// so the provider is answered 503 and retries, until retention frees room
+// or the cap is raised. 0 lifts the cap.
+func (s *Store) SetMaxSize(n int64) { s.sizeCap.max.Store(max(n, 0)) }
+
+// full reports whether the store is at its cap, measuring itself at most
+// every sizeCheckEvery.
+func (s *Store) full() error {
+	limit := s.sizeCap.max.Load()
+	if limit == 0 {
+		return nil
+	}
+	now := time.Now().UnixNano()
+	if now-s.sizeCap.measured.Load() >= int64(sizeCheckEvery) {
+		if u, err := s.DiskUsage(); err == nil {
+			s.sizeCap.used.Store(u.DB + u.Bodies)
+			s.sizeCap.since.Store(0)
+		}
+		s.sizeCap.measured.Store(now)
+	}
+	if used := s.sizeCap.used.Load() + s.sizeCap.since.Load(); used >= limit {
+		return fmt.Errorf("%w: the store takes %d bytes, its max_size is %d", store.ErrUnavailable, used, limit)
+	}
+	return nil
 }

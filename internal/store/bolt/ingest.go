@@ -28,6 +28,10 @@ func (s *Store) Ingest(ctx context.Context, e *store.NewEvent) (store.IngestResu
 	if id, ok := s.durableDuplicate(now, dk, gk); ok {
 		return store.IngestResult{ID: id, Duplicate: true}, nil
 	}
+	if err := s.full(); err != nil {
+		return store.IngestResult{}, err
+	}
+	s.sizeCap.wrote(len(e.Event.Body))
 	var rk []byte
 	if e.ReplayKey != "" {
 		// Another byte than a dedup key's separator: the two never collide.
