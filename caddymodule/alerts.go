@@ -16,7 +16,17 @@ import (
 // per store and lives in the pooled handle, so repeat suppression and the
 // rejected windows carry over a reload.
 func newAlerts(st store.Backend, logger *zap.Logger) *alert.Manager {
-	return alert.New(alert.Options{Store: st, Logger: logger.Named("alerts"), Oldest: st.OldestPendingByUpstream, StoreName: st.Path()})
+	opts := alert.Options{Store: st, Logger: logger.Named("alerts"), Oldest: st.OldestPendingByUpstream, StoreName: st.Path()}
+	if capped, ok := st.(interface {
+		store.DiskUser
+		MaxSize() int64
+	}); ok {
+		opts.Size = func() (int64, int64, error) {
+			u, err := capped.DiskUsage()
+			return u.DB + u.Bodies, capped.MaxSize(), err
+		}
+	}
+	return alert.New(opts)
 }
 
 // liveTap hands a pipeline's outcomes to what runs beside it once it is

@@ -50,6 +50,8 @@ const (
 	// KindMissed is a source whose provider never retries, answered 503
 	// and not reconciling: the events it sent then may be lost.
 	KindMissed Kind = "missed"
+	// KindStoreSize is a store past a share of its max_size.
+	KindStoreSize Kind = "store_size"
 	// KindStoreUnavailable is a store that could not take an event: it is
 	// sent directly, since the store it would be written to is the one
 	// that failed.
@@ -86,6 +88,9 @@ type Rule struct {
 	// StoreUnavailable turns on store_unavailable alerts, which go to URL
 	// directly rather than through the store.
 	StoreUnavailable bool
+	// StoreSize, when set, is the share of the store's max_size past which
+	// a store_size alert is raised.
+	StoreSize float64
 	// URL is where the target's alerts are posted, for those sent
 	// directly; Headers are set on each of those requests.
 	URL     string
@@ -129,7 +134,7 @@ const (
 // Conditions are the kinds that can clear, and send a resolved message
 // when they do: a dead delivery or a missed event is a fact, not a
 // condition.
-var conditions = map[Kind]bool{KindBreakerOpen: true, KindOldestPending: true, KindRejected: true, KindReconcileFailed: true, KindStoreUnavailable: true}
+var conditions = map[Kind]bool{KindBreakerOpen: true, KindOldestPending: true, KindRejected: true, KindReconcileFailed: true, KindStoreUnavailable: true, KindStoreSize: true}
 
 // stamp gives the alert its id and state.
 func (a Alert) stamp(state string) Alert {
@@ -227,4 +232,13 @@ func reconcileRecoveredAlert(source string, at time.Time) Alert {
 func storeAvailableAlert(store string, at time.Time) Alert {
 	return Alert{Kind: KindStoreUnavailable, At: at,
 		Message: fmt.Sprintf("store %s takes events again", store)}
+}
+
+func storeSizeAlert(store string, used, limit int64, share float64, at time.Time) Alert {
+	return Alert{Kind: KindStoreSize, At: at,
+		Message: fmt.Sprintf("store %s takes %d MiB, %.0f%% of its max_size of %d MiB (alert past %.0f%%): past max_size new events are answered 503", store, used>>20, 100*float64(used)/float64(limit), limit>>20, 100*share)}
+}
+
+func storeSizeClearedAlert(store string, share float64, at time.Time) Alert {
+	return Alert{Kind: KindStoreSize, At: at, Message: fmt.Sprintf("store %s is back under %.0f%% of its max_size", store, 100*share)}
 }

@@ -526,3 +526,29 @@ func TestServiceFormats(t *testing.T) {
 		t.Fatalf("teams %s", body)
 	}
 }
+
+// TestStoreSize: past the share of max_size a store_size alert fires once
+// and resolves when the store is back under; with no cap, nothing.
+func TestStoreSize(t *testing.T) {
+	c := &clock{now: time.Unix(1700000000, 0).UTC()}
+	rec := &recorder{}
+	var used, limit atomic.Int64
+	limit.Store(100 << 20)
+	used.Store(50 << 20)
+	m := New(Options{Store: rec, Now: c.Now, CheckEvery: time.Hour, StoreName: "/data/h.db", Size: func() (int64, int64, error) { return used.Load(), limit.Load(), nil }})
+	t.Cleanup(m.Stop)
+	m.Activate("cfg", []Rule{{Name: "ops", Repeat: time.Hour, StoreSize: 0.8}})
+	m.CheckPending()
+	used.Store(85 << 20)
+	m.CheckPending()
+	m.CheckPending()
+	used.Store(60 << 20)
+	m.CheckPending()
+	limit.Store(0)
+	used.Store(500 << 20)
+	m.CheckPending()
+	got := rec.alerts(t, m)
+	if len(got) != 2 || got[0].Kind != KindStoreSize || got[0].State != StateFiring || !strings.Contains(got[0].Message, "85 MiB, 85% of its max_size of 100 MiB") || got[1].State != StateResolved {
+		t.Fatalf("alerts %+v", got)
+	}
+}

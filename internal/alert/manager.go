@@ -28,6 +28,9 @@ type Options struct {
 	// Oldest returns, by upstream, the receive time of the oldest event
 	// with a pending delivery to it; nil turns oldest_pending off.
 	Oldest func() (map[string]time.Time, error)
+	// Size returns the store's bytes on disk and its max_size (0: no cap),
+	// for store_size; nil turns store_size off.
+	Size   func() (used, limit int64, err error)
 	Logger *zap.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -65,6 +68,7 @@ const queueSize = 256
 type Manager struct {
 	ingest     Ingester
 	oldest     func() (map[string]time.Time, error)
+	size       func() (used, limit int64, err error)
 	log        *zap.Logger
 	now        func() time.Time
 	checkEvery time.Duration
@@ -127,7 +131,7 @@ func New(opts Options) *Manager {
 		opts.RetryDirect = time.Second
 	}
 	m := &Manager{
-		ingest: opts.Store, oldest: opts.Oldest, log: opts.Logger, now: opts.Now, checkEvery: opts.CheckEvery, retryStore: opts.RetryStore,
+		ingest: opts.Store, oldest: opts.Oldest, size: opts.Size, log: opts.Logger, now: opts.Now, checkEvery: opts.CheckEvery, retryStore: opts.RetryStore,
 		storeName: opts.StoreName, client: opts.Client, retryFirst: opts.RetryDirect,
 		last: map[string]time.Time{}, open: map[string]bool{}, windows: map[windowKey]*window{},
 		queue: make(chan raised, queueSize), wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
@@ -356,6 +360,7 @@ type windowKey struct {
 // CheckPending raises oldest_pending alerts for the upstreams whose oldest
 // pending delivery is too old. The manager runs it on its own; tests call it.
 func (m *Manager) CheckPending() {
+	m.checkSize()
 	m.mu.Lock()
 	rules := m.rules
 	m.mu.Unlock()
@@ -394,6 +399,37 @@ func (m *Manager) CheckPending() {
 			if t, pending := oldest[a]; !pending || now.Sub(t) <= r.OldestPending {
 				m.resolveLocked(r, oldestClearedAlert(a, r.OldestPending, now))
 			}
+		}
+	}
+}
+
+// checkSize raises store_size alerts for rules whose share of max_size
+// the store passed, and resolves them when it is back under.
+func (m *Manager) checkSize() {
+	m.mu.Lock()
+	rules := m.rules
+	m.mu.Unlock()
+	want := false
+	for _, r := range rules {
+		want = want || r.StoreSize > 0
+	}
+	if m.size == nil || !want {
+		return
+	}
+	used, limit, err := m.size()
+	if err != nil || limit <= 0 {
+		return
+	}
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range m.rules {
+		switch {
+		case r.StoreSize <= 0:
+		case float64(used) >= r.StoreSize*float64(limit):
+			m.raiseLocked(r, storeSizeAlert(m.storeName, used, limit, r.StoreSize, now))
+		default:
+			m.resolveLocked(r, storeSizeClearedAlert(m.storeName, r.StoreSize, now))
 		}
 	}
 }
@@ -575,6 +611,9 @@ func (m *Manager) interval() time.Duration {
 	for _, r := range m.rules {
 		if r.OldestPending > 0 {
 			every = min(every, r.OldestPending/4)
+		}
+		if r.StoreSize > 0 {
+			every = min(every, 5*time.Second) // a store fills faster than a backlog ages
 		}
 	}
 	return max(every, MinCheck)

@@ -21,7 +21,7 @@ func compileAlerts(cfg *config.Routes) ([]alert.Rule, map[string]deliver.Upstrea
 	upstreams := map[string]deliver.Upstream{}
 	for _, a := range cfg.Alerts {
 		r := alert.Rule{Name: a.Name, Format: a.Format, Dead: a.On.Dead, BreakerOpen: a.On.BreakerOpen,
-			OldestPending: a.On.OldestPending.Std(), ReconcileFailed: a.On.ReconcileFailed, StoreUnavailable: a.On.StoreUnavailable, Repeat: a.Repeat.Std()}
+			OldestPending: a.On.OldestPending.Std(), ReconcileFailed: a.On.ReconcileFailed, StoreUnavailable: a.On.StoreUnavailable, StoreSize: float64(a.On.StoreSize), Repeat: a.Repeat.Std()}
 		if a.To.URL.URL != nil {
 			r.URL = a.To.URL.String()
 		}

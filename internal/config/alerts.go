@@ -92,6 +92,10 @@ type AlertOn struct {
 	// again in memory until it is taken, and recorded once the store is
 	// back.
 	StoreUnavailable bool `json:"store_unavailable,omitzero" yaml:"store_unavailable,omitempty"`
+	// StoreSize alerts when the store passes this share of
+	// storage.max_size, in (0, 1], and resolves when it is back under;
+	// it needs max_size. Default: off.
+	StoreSize Ratio `json:"store_size,omitzero" yaml:"store_size,omitempty" example:"0.8"`
 }
 
 // AlertRejected is the rejected condition: at least Ratio of a source's
@@ -135,12 +139,12 @@ func (a *Alert) check(d *decoder, n *yaml.Node, what string) {
 		d.errorf(n, "%s: to is required (the URL alerts are posted to)", what)
 	}
 	if !a.On.isSet() && !a.Failed("on") {
-		d.errorf(n, "%s: on must turn on at least one of dead, breaker_open, oldest_pending, rejected, reconcile_failed, missed, store_unavailable", what)
+		d.errorf(n, "%s: on must turn on at least one of dead, breaker_open, oldest_pending, rejected, reconcile_failed, missed, store_unavailable, store_size", what)
 	}
 }
 
 func (o AlertOn) isSet() bool {
-	return o.Dead || o.BreakerOpen || o.OldestPending > 0 || o.Rejected != nil || o.ReconcileFailed || o.Missed || o.StoreUnavailable
+	return o.Dead || o.BreakerOpen || o.OldestPending > 0 || o.Rejected != nil || o.ReconcileFailed || o.Missed || o.StoreUnavailable || o.StoreSize > 0
 }
 
 func (r *AlertRejected) setDefaults() {

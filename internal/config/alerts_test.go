@@ -56,6 +56,7 @@ func TestParseAlertErrors(t *testing.T) {
 		{"relative to", alert("    to: /alerts\n" + on), "routes.yaml:12:9: alerts[0].to: scheme must be http or https"},
 		{"no host", alert("    to: http://\n" + on), "alerts[0].to: the URL has no host"},
 		{"unknown format", alert(to + on + "    format: email\n"), "routes.yaml:14:13: alerts[0].format must be one of json, slack, pagerduty, opsgenie, teams, got \"email\""},
+		{"store_size without max_size", alert(to + "    on: {store_size: 0.8}\n"), "alerts[0].on.store_size is a share of storage.max_size: set max_size"},
 		{"pagerduty without its key", alert(to + on + "    format: pagerduty\n"), "routes.yaml:11:5: alerts[0]: format pagerduty needs routing_key"},
 		{"routing key elsewhere", alert(to + on + "    routing_key: abc\n"), "routes.yaml:14:5: alerts[0]: routing_key is for format pagerduty"},
 		{"bad duration", alert(to + "    on: {oldest_pending: 15 minutes}\n"), "routes.yaml:13:26: alerts[0].on.oldest_pending: invalid duration"},

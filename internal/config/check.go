@@ -12,6 +12,11 @@ import (
 // and names the gateway keeps for itself.
 func (r *Routes) crossCheck(d *decoder) {
 	r.checkJetStream(d)
+	for i, a := range r.Alerts {
+		if a.On.StoreSize > 0 && r.Storage.MaxSize == 0 {
+			d.errorAt(a.ValuePos("on"), "alerts[%d].on.store_size is a share of storage.max_size: set max_size", i)
+		}
+	}
 	r.checkReserved(d)
 	paths := map[string]string{}
 	for _, src := range r.Sources {

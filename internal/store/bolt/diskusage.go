@@ -84,6 +84,9 @@ func (c *sizeCap) wrote(n int) {
 // or the cap is raised. 0 lifts the cap.
 func (s *Store) SetMaxSize(n int64) { s.sizeCap.max.Store(max(n, 0)) }
 
+// MaxSize is the cap SetMaxSize set; 0 when there is none.
+func (s *Store) MaxSize() int64 { return s.sizeCap.max.Load() }
+
 // full reports whether the store is at its cap, measuring itself at most
 // every sizeCheckEvery.
 func (s *Store) full() error {
