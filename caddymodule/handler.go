@@ -76,7 +76,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	routesPath := cfg.File
 	tap := new(liveTap) // the store's alert manager counts refusals once the app starts
-	parts, err := assemble.Config(cfg, ingest.Hooks{ClientIP: clientIP, TrustedProxy: viaTrustedProxy, Observer: observers{metricsObserver{}, tap}})
+	parts, err := assemble.Config(cfg, ingest.Hooks{ClientIP: clientIP, TrustedProxy: viaTrustedProxy, Observer: observers{metricsObserver{}, tap}, Answered: setVars})
 	if err != nil {
 		return err
 	}
@@ -210,6 +210,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return next.ServeHTTP(w, r)
 	}
 	return nil
+}
+
+// setVars puts a webhook's outcome (accepted, duplicate, handshake,
+// unavailable, rejected_<reason>) and event id in the request's variables,
+// {http.vars.hookgate.outcome} and {http.vars.hookgate.event_id}, for
+// Caddy's access log (log_append) and later handlers.
+func setVars(r *http.Request, outcome, eventID string) {
+	caddyhttp.SetVar(r.Context(), "hookgate.outcome", outcome)
+	if eventID != "" {
+		caddyhttp.SetVar(r.Context(), "hookgate.event_id", eventID)
+	}
 }
 
 // viaTrustedProxy reports whether Caddy found the request's peer among the

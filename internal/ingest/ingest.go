@@ -61,6 +61,7 @@ type Pipeline struct {
 	now        func() time.Time
 	observer   Observer
 	secrets    SecretObserver
+	answered   func(r *http.Request, outcome, eventID string)
 }
 
 const (

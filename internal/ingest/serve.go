@@ -509,10 +509,14 @@ func (p *Pipeline) handshake(r *http.Request, s *source, body []byte, handshakes
 // place the request path writes HTTP.
 func (p *Pipeline) write(w http.ResponseWriter, r *http.Request, src *source, start time.Time, a answer) {
 	span := trace.SpanFromContext(r.Context())
+	var outcome, id string
+	if p.answered != nil {
+		defer func() { p.answered(r, outcome, id) }()
+	}
 	switch {
 	case a.rejection != nil:
 		writeRejection(w, a.rejection)
-		outcome := p.rejected(r, src, start, a.rejection)
+		outcome = p.rejected(r, src, start, a.rejection)
 		endIngestSpan(span, a.rejection.status, outcome, "")
 	case a.handshake != nil:
 		resp := a.handshake.response
@@ -524,9 +528,11 @@ func (p *Pipeline) write(w http.ResponseWriter, r *http.Request, src *source, st
 		w.WriteHeader(resp.Status)
 		w.Write(resp.Body)
 		p.handshakeAnswered(r, src, a.handshake.handshake, resp, a.handshake.why, start)
-		endIngestSpan(span, resp.Status, "handshake", "")
+		outcome = "handshake"
+		endIngestSpan(span, resp.Status, outcome, "")
 	default:
-		status, outcome, id := p.accepted(w, src, start, a.stored)
+		var status int
+		status, outcome, id = p.accepted(w, src, start, a.stored)
 		endIngestSpan(span, status, outcome, id)
 	}
 }

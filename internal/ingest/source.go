@@ -142,6 +142,10 @@ type Hooks struct {
 	// Observer is told the outcome of every request, for metrics and
 	// alerts; nil tells no one.
 	Observer Observer
+	// Answered, when set, is told of each request's outcome and event id
+	// (empty for a refusal) once it is answered, on its goroutine: Caddy
+	// puts them in the request's variables for the access log.
+	Answered func(r *http.Request, outcome, eventID string)
 }
 
 // New returns a pipeline for compiled sources. Two sources whose paths
@@ -165,6 +169,7 @@ func New(s Settings) (*Pipeline, error) {
 	if s.ClientIP != nil {
 		p.clientIP = s.ClientIP
 	}
+	p.answered = s.Answered
 	if s.TrustedProxy != nil {
 		p.trustedProxy = s.TrustedProxy
 	}

@@ -141,3 +141,43 @@ func scrapeMetricNames(t *testing.T) map[string]bool {
 	}
 	return exported
 }
+
+// TestAccessLogCarriesTheOutcome: the handler puts each webhook's outcome
+// and event id in the request's variables, so Caddy's access log carries
+// them with log_append.
+func TestAccessLogCarriesTheOutcome(t *testing.T) {
+	up := newRecorder(t, "", nil)
+	passthrough := newRecorder(t, "", nil)
+	routes := fmt.Sprintf("upstreams:\n  legacy:\n    url: http://%s\nsources:\n  github:\n    path: /webhooks/github\n    provider: github\n    secrets: [gh-e2e-secret-0123456789]\n    default: [legacy]\n", up.addr)
+	dir, port, admin := newGatewayDir(t, routes, passthrough.addr)
+	access := filepath.Join(dir, "access.log")
+	caddyfile := filepath.Join(dir, "Caddyfile")
+	writeFile(t, caddyfile, strings.Replace(readFile(t, caddyfile), "\twebhook_gateway ./routes.yaml {",
+		"\tlog {\n\t\toutput file "+access+"\n\t}\n\tlog_append hookgate_event_id {http.vars.hookgate.event_id}\n\tlog_append hookgate_outcome {http.vars.hookgate.outcome}\n\twebhook_gateway ./routes.yaml {", 1))
+	g := startGateway(t, dir, port, admin)
+	var id string
+	for k := range g.ackGitHubEvents(t, "access", 1) {
+		id = k
+	}
+	if status, _, _ := g.post("/webhooks/github", nil, []byte(`{"forged":true}`)); status != 401 {
+		t.Fatalf("forged: %d", status)
+	}
+	var lines []map[string]any
+	waitFor(t, "two access log lines", 10*time.Second, func() bool {
+		lines = nil
+		data, _ := os.ReadFile(access)
+		for line := range strings.SplitSeq(strings.TrimSpace(string(data)), "\n") {
+			var entry map[string]any
+			if json.Unmarshal([]byte(line), &entry) == nil {
+				lines = append(lines, entry)
+			}
+		}
+		return len(lines) >= 2
+	})
+	if lines[0]["hookgate_outcome"] != "accepted" || lines[0]["hookgate_event_id"] != id {
+		t.Fatalf("the accepted request's access log line: %v", lines[0])
+	}
+	if lines[1]["hookgate_outcome"] != "rejected_missing_signature" {
+		t.Fatalf("the forged request's access log line: %v", lines[1])
+	}
+}
