@@ -1,11 +1,16 @@
 package hookgatecmd
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -16,7 +21,7 @@ import (
 
 func eventsCommand() *cobra.Command {
 	list := &cobra.Command{
-		Use:   "list [--source S] [--status S] [--q text] [--limit N] [--cursor C]",
+		Use:   "list [--source S] [--status S] [--since 24h] [--until T] [--q text] [--limit N] [--cursor C]",
 		Short: "Lists stored events, newest first",
 		Args:  args(cobra.NoArgs),
 		RunE:  run(runEventsList),
@@ -25,19 +30,22 @@ func eventsCommand() *cobra.Command {
 	list.Flags().String("source", "", "only events from this source")
 	list.Flags().String("status", "", "pending, delivered, dead, unrouted, quarantined or canceled")
 	list.Flags().String("q", "", "part of an event id or dedup key")
+	list.Flags().String("since", "", "events received since: an RFC 3339 time or a duration ago (24h)")
+	list.Flags().String("until", "", "events received until: an RFC 3339 time or a duration ago")
 	list.Flags().String("cursor", "", "continue a listing from here")
 	list.Flags().Int("limit", 20, "how many events")
 
 	show := &cobra.Command{
 		Use:   "show <id>",
-		Short: "Shows one event: the request (secrets masked), its deliveries and attempts, as JSON",
+		Short: "Shows one event: the request (secrets masked), its body, its deliveries and attempts",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: run(func(cmd *cobra.Command, a []string) error {
-			raw, err := newAdminClient(cmd).call(http.MethodGet, "/hookgate/events/"+url.PathEscape(a[0]), nil, nil)
-			if err == nil {
-				printJSON(cmd, raw)
+			var ev eventDetail
+			if printed, err := newAdminClient(cmd).view(cmd, "/hookgate/events/"+url.PathEscape(a[0]), nil, &ev); err != nil || printed {
+				return err
 			}
-			return err
+			ev.print(cmd.OutOrStdout())
+			return nil
 		}),
 	}
 	addAdminFlags(show)
@@ -94,7 +102,7 @@ type eventRow struct {
 
 func runEventsList(cmd *cobra.Command, _ []string) error {
 	q := url.Values{}
-	for _, name := range []string{"source", "status", "q", "cursor"} {
+	for _, name := range []string{"source", "status", "q", "cursor", "since", "until"} {
 		if v, _ := cmd.Flags().GetString(name); v != "" {
 			q.Set(name, v)
 		}
@@ -220,4 +228,90 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// eventDetail is what events show prints of an event.
+type eventDetail struct {
+	ID          string              `json:"id"`
+	Source      string              `json:"source"`
+	Status      string              `json:"status"`
+	Origin      string              `json:"origin"`
+	Secret      int                 `json:"secret"`
+	ReceivedAt  time.Time           `json:"received_at"`
+	Method      string              `json:"method"`
+	Path        string              `json:"path"`
+	Query       string              `json:"query"`
+	RemoteAddr  string              `json:"remote_addr"`
+	DedupKey    string              `json:"dedup_key"`
+	Quarantined string              `json:"quarantined"`
+	Headers     map[string][]string `json:"headers"`
+	Body        string              `json:"body"`
+	BodyBase64  bool                `json:"body_base64"`
+	Deliveries  []struct {
+		Upstream string    `json:"upstream"`
+		Route    string    `json:"route"`
+		State    string    `json:"state"`
+		NextAt   time.Time `json:"next_at"`
+		History  []struct {
+			N        int           `json:"n"`
+			At       time.Time     `json:"at"`
+			Status   int           `json:"status"`
+			Duration time.Duration `json:"duration_ns"`
+			Error    string        `json:"error"`
+			Response string        `json:"response"`
+		} `json:"history"`
+	} `json:"deliveries"`
+}
+
+// print writes the event for a person: durations as durations, the body
+// indented when it is JSON.
+func (e eventDetail) print(out io.Writer) {
+	fmt.Fprintf(out, "event %s  %s  %s\n", e.ID, e.Source, e.Status)
+	fmt.Fprintf(out, "received %s from %s, origin %s, verified with secret %d\n", e.ReceivedAt.Local().Format("2006-01-02 15:04:05.000 MST"), orDash(e.RemoteAddr), e.Origin, e.Secret)
+	if e.DedupKey != "" {
+		fmt.Fprintf(out, "dedup key %s\n", e.DedupKey)
+	}
+	if e.Quarantined != "" {
+		fmt.Fprintf(out, "quarantined: %s\n", e.Quarantined)
+	}
+	target := e.Path
+	if e.Query != "" {
+		target += "?" + e.Query
+	}
+	fmt.Fprintf(out, "\n%s %s\n", e.Method, target)
+	for _, k := range slices.Sorted(maps.Keys(e.Headers)) {
+		fmt.Fprintf(out, "%s: %s\n", k, strings.Join(e.Headers[k], ", "))
+	}
+	body := e.Body
+	var indented bytes.Buffer
+	if !e.BodyBase64 && json.Indent(&indented, []byte(body), "", "  ") == nil {
+		body = indented.String()
+	} else if e.BodyBase64 {
+		body = "(binary, base64) " + body
+	}
+	fmt.Fprintf(out, "\n%s\n", body)
+	if len(e.Deliveries) == 0 {
+		fmt.Fprintf(out, "\nno deliveries: the event is %s\n", e.Status)
+	}
+	for _, d := range e.Deliveries {
+		fmt.Fprintf(out, "\n→ %s (route %s): %s", d.Upstream, orDash(d.Route), d.State)
+		if d.State == "pending" && !d.NextAt.IsZero() {
+			fmt.Fprintf(out, ", next attempt %s", d.NextAt.Local().Format("15:04:05"))
+		}
+		fmt.Fprintln(out)
+		for _, a := range d.History {
+			status := strconv.Itoa(a.Status)
+			if a.Status == 0 {
+				status = "no answer"
+			}
+			line := fmt.Sprintf("  attempt %d  %s  %s  %s", a.N, a.At.Local().Format("15:04:05.000"), status, a.Duration.Round(100*time.Microsecond))
+			if a.Error != "" {
+				line += "  " + a.Error
+			}
+			fmt.Fprintln(out, line)
+			if a.Response != "" {
+				fmt.Fprintf(out, "    answered: %s\n", strings.ReplaceAll(a.Response, "\n", " "))
+			}
+		}
+	}
 }

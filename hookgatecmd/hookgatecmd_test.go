@@ -402,3 +402,28 @@ func TestAdminOverUnixSocket(t *testing.T) {
 		t.Errorf("a socket that is not there: %+v", r)
 	}
 }
+
+// TestEventsShowReadsAsText: events show prints the event for a person
+// (durations as durations, the body indented, each attempt with its
+// answer), and --json the API's record.
+func TestEventsShowReadsAsText(t *testing.T) {
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"id":"01EVENT","source":"github","status":"delivered","origin":"redelivery","secret":1,"received_at":"2026-12-02T05:00:00Z",
+			"method":"POST","path":"/webhooks/github","headers":{"X-Github-Event":["push"]},"body":"{\"zen\":\"ok\"}",
+			"deliveries":[{"upstream":"ci","route":"pushes","state":"delivered","history":[
+				{"n":1,"at":"2026-12-02T05:00:01Z","duration_ns":12345678,"status":503,"response":"busy"},
+				{"n":2,"at":"2026-12-02T05:00:03Z","duration_ns":2500000,"status":200}]}]}`))
+	}))
+	defer api.Close()
+	r := runCLI(t, CommandName, "events", "show", "01EVENT", "--address", api.URL)
+	for _, want := range []string{"event 01EVENT  github  delivered", "origin redelivery, verified with secret 1", "POST /webhooks/github", "X-Github-Event: push",
+		"\"zen\": \"ok\"", "→ ci (route pushes): delivered", "attempt 1", "503  12.3ms", "answered: busy", "200  2.5ms"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("events show lacks %q:\n%s", want, r.out)
+		}
+	}
+	if j := runCLI(t, CommandName, "events", "show", "01EVENT", "--json", "--address", api.URL); !strings.Contains(j.out, `"duration_ns":12345678`) || strings.Contains(j.out, "attempt 1") {
+		t.Errorf("events show --json:\n%s", j.out)
+	}
+}
