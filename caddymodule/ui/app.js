@@ -24,7 +24,7 @@ let selected = null;
 
 function query() {
   const q = new URLSearchParams();
-  for (const f of ["source", "status", "q"]) if ($(f).value) q.set(f, $(f).value);
+  for (const f of ["source", "status", "since", "q"]) if ($(f).value) q.set(f, $(f).value);
   q.set("limit", "50");
   return q;
 }
@@ -51,8 +51,13 @@ async function loadEvents(append) {
   $("more").hidden = !cursor;
 }
 
+// An event's own address, #/events/<id>: an alert or a colleague can link
+// straight to it.
+const eventLink = /^#\/events\/([0-9A-Za-z]+)$/;
+
 async function showEvent(id) {
   selected = id;
+  if (location.hash !== "#/events/" + id) history.replaceState(null, "", "#/events/" + id);
   for (const r of document.querySelectorAll("tbody tr")) r.classList.toggle("selected", r.dataset.id === id);
   const e = await api("events/" + id);
   $("detail").hidden = false;
@@ -69,8 +74,11 @@ async function showEvent(id) {
     const attempts = el("ol", {});
     for (const a of d.history) {
       const ok = a.status >= 200 && a.status < 300;
-      attempts.append(el("li", { class: ok ? "ok" : "bad" },
-        `${new Date(a.at).toLocaleTimeString()} · attempt ${a.n} · ${a.status || "no answer"} · ${(a.duration_ns / 1e6).toFixed(1)} ms${a.error ? " · " + a.error : ""}`));
+      const item = el("li", { class: ok ? "ok" : "bad" },
+        `${new Date(a.at).toLocaleTimeString()} · attempt ${a.n} · ${a.status || "no answer"} · ${(a.duration_ns / 1e6).toFixed(1)} ms${a.error ? " · " + a.error : ""}`);
+      // What the upstream answered, as much as the gateway keeps of it.
+      if (a.response) item.append(el("pre", { class: "answer" }, a.response));
+      attempts.append(item);
     }
     list.append(el("div", { class: "delivery" },
       el("strong", {}, d.upstream), ` via route ${d.route || "—"} · `, el("span", { class: "badge " + d.state }, d.state),
@@ -175,7 +183,15 @@ $("filters").addEventListener("submit", (ev) => { ev.preventDefault(); loadEvent
 $("more").addEventListener("click", () => loadEvents(true));
 $("replay").addEventListener("click", () => act("replay"));
 $("cancel").addEventListener("click", () => act("cancel"));
+window.addEventListener("hashchange", () => {
+  const m = location.hash.match(eventLink);
+  if (m && m[1] !== selected) showEvent(m[1]).catch((err) => { $("action-result").textContent = err.message; });
+});
 loadEvents(false);
 loadOverview();
 loadUpstreams();
+{
+  const m = location.hash.match(eventLink);
+  if (m) showEvent(m[1]).catch((err) => { $("detail").hidden = false; $("detail-title").textContent = err.message; });
+}
 setInterval(() => { loadOverview(); loadUpstreams(); }, 15000);

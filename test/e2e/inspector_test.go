@@ -476,3 +476,45 @@ func TestInspectorBehindCaddyBasicAuth(t *testing.T) {
 		t.Fatalf("the upstream got the replayed event %d times, want 2", n)
 	}
 }
+
+// TestInspectorDeepLinkAndAnswers: in a real browser, an event's own
+// address (#/events/<id>) opens it without a click, each attempt shows
+// what the upstream answered, and the time filter keeps a recent event.
+func TestInspectorDeepLinkAndAnswers(t *testing.T) {
+	ctx := newBrowser(t)
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		w.Write([]byte(`{"error":"order 1234 is unknown to the backend"}`))
+	}))
+	defer refusing.Close()
+	passthrough := newRecorder(t, "", nil)
+	routes := fmt.Sprintf("upstreams:\n  legacy:\n    url: %s\n    retry: {max_attempts: 1}\nsources:\n  github:\n    path: /webhooks/github\n    provider: github\n    secrets: [gh-e2e-secret-0123456789]\n    default: [legacy]\n", refusing.URL)
+	dir, port, admin := newGatewayDir(t, routes, passthrough.addr)
+	g := startGateway(t, dir, port, admin)
+	var id string
+	for k := range g.ackGitHubEvents(t, "deeplink", 2) {
+		id = k
+	}
+	waitFor(t, "the event dead", 20*time.Second, func() bool {
+		_, d := g.admin("GET", "/hookgate/events/"+id)
+		return d["status"] == "dead"
+	})
+	inspectPort := freePort(t)
+	startInspector(t, g.adminPort, inspectPort)
+	page := fmt.Sprintf("http://127.0.0.1:%d/hookgate/ui/#/events/%s", inspectPort, id)
+	if err := chromedp.Do(ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("#deliveries pre.answer"))); err != nil {
+		t.Fatalf("opening the event by its link: %v", err)
+	}
+	title, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#detail-title")))
+	if err != nil || !strings.Contains(title, id) {
+		t.Fatalf("the linked event's title %q (%v)", title, err)
+	}
+	answer, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#deliveries")))
+	if err != nil || !strings.Contains(answer, "422") || !strings.Contains(answer, "order 1234 is unknown to the backend") {
+		t.Fatalf("the attempt shows %q (%v)", answer, err)
+	}
+	row := chromedp.CSS(fmt.Sprintf(`tr[data-id="%s"]`, id))
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#since"), "1h"), chromedp.Click(chromedp.CSS("#filters button")), chromedp.WaitVisible(row)); err != nil {
+		t.Fatalf("the last hour's events: %v", err)
+	}
+}
