@@ -98,6 +98,9 @@ type Rule struct {
 	// RoutingKey is the PagerDuty integration's routing key, for
 	// FormatPagerDuty.
 	RoutingKey string
+	// InspectorURL, when set, is the inspector's address as the target's
+	// readers reach it: every alert links to its event there.
+	InspectorURL string
 	// Repeat is the least time between two alerts of the same kind about
 	// the same source and upstream.
 	Repeat time.Duration
@@ -115,14 +118,17 @@ type Rejected struct {
 type Alert struct {
 	// ID names the condition (its kind, source and upstream), the same for
 	// its firing and its resolved message, so a receiver can pair them.
-	ID       string    `json:"id"`
-	Kind     Kind      `json:"alert"`
-	State    string    `json:"state"`
-	Source   string    `json:"source,omitempty"`
-	Upstream string    `json:"upstream,omitempty"`
-	EventID  string    `json:"event_id,omitempty"`
-	Message  string    `json:"message"`
-	At       time.Time `json:"at"`
+	ID       string `json:"id"`
+	Kind     Kind   `json:"alert"`
+	State    string `json:"state"`
+	Source   string `json:"source,omitempty"`
+	Upstream string `json:"upstream,omitempty"`
+	EventID  string `json:"event_id,omitempty"`
+	Message  string `json:"message"`
+	// Link is the inspector's page for the event (#/events/<id>), or the
+	// inspector, when the target names its address.
+	Link string    `json:"link,omitempty"`
+	At   time.Time `json:"at"`
 }
 
 // States of an alert.
@@ -135,6 +141,18 @@ const (
 // when they do: a dead delivery or a missed event is a fact, not a
 // condition.
 var conditions = map[Kind]bool{KindBreakerOpen: true, KindOldestPending: true, KindRejected: true, KindReconcileFailed: true, KindStoreUnavailable: true, KindStoreSize: true}
+
+// linked gives the alert its inspector link for rule r.
+func (a Alert) linked(r Rule) Alert {
+	if r.InspectorURL == "" {
+		return a
+	}
+	a.Link = strings.TrimSuffix(r.InspectorURL, "/") + "/"
+	if a.EventID != "" {
+		a.Link += "#/events/" + a.EventID
+	}
+	return a
+}
 
 // stamp gives the alert its id and state.
 func (a Alert) stamp(state string) Alert {
@@ -152,9 +170,13 @@ func (a Alert) Body(format string) []byte {
 		if a.State == StateResolved {
 			prefix = "Hookgate resolved, "
 		}
+		text := prefix + strings.ReplaceAll(string(a.Kind), "_", " ") + ": " + a.Message
+		if a.Link != "" {
+			text += " <" + a.Link + "|inspect>"
+		}
 		v = struct {
 			Text string `json:"text"`
-		}{prefix + strings.ReplaceAll(string(a.Kind), "_", " ") + ": " + a.Message}
+		}{text}
 	}
 	b, _ := json.Marshal(v) // strings and a time: it cannot fail
 	return b

@@ -47,7 +47,7 @@ func (a Alert) title() string {
 // details are the alert's fields for a service's free-form part.
 func (a Alert) details() map[string]string {
 	d := map[string]string{"alert": string(a.Kind), "state": a.State}
-	for k, v := range map[string]string{"source": a.Source, "upstream": a.Upstream, "event_id": a.EventID} {
+	for k, v := range map[string]string{"source": a.Source, "upstream": a.Upstream, "event_id": a.EventID, "link": a.Link} {
 		if v != "" {
 			d[k] = v
 		}
@@ -70,10 +70,14 @@ func (a Alert) For(r Rule) (body []byte, path, query string) {
 		if component == "" {
 			component = a.Source
 		}
-		v = map[string]any{"routing_key": r.RoutingKey, "event_action": "trigger", "dedup_key": a.ID, "payload": map[string]any{
+		event := map[string]any{"routing_key": r.RoutingKey, "event_action": "trigger", "dedup_key": a.ID, "payload": map[string]any{
 			"summary": truncate(a.title()+": "+a.Message, 1024), "source": "hookgate", "severity": a.severity(),
 			"timestamp": a.At.UTC().Format("2006-01-02T15:04:05.000Z"), "component": component, "class": string(a.Kind), "custom_details": a.details(),
 		}}
+		if a.Link != "" {
+			event["links"] = []map[string]string{{"href": a.Link, "text": "Hookgate inspector"}}
+		}
+		v = event
 	case FormatOpsgenie:
 		if a.State == StateResolved {
 			return mustJSON(map[string]string{"source": "hookgate", "note": a.Message}), "/v2/alerts/" + url.PathEscape(a.ID) + "/close", "identifierType=alias"
@@ -95,6 +99,7 @@ func (a Alert) For(r Rule) (body []byte, path, query string) {
 					{"type": "TextBlock", "text": a.title(), "weight": "Bolder", "size": "Medium", "color": color, "wrap": true},
 					{"type": "TextBlock", "text": a.Message, "wrap": true},
 				},
+				"actions": teamsActions(a),
 			},
 		}}}
 	default:
@@ -113,4 +118,11 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n-1] + "…"
+}
+
+func teamsActions(a Alert) []map[string]string {
+	if a.Link == "" {
+		return []map[string]string{}
+	}
+	return []map[string]string{{"type": "Action.OpenUrl", "title": "Inspect", "url": a.Link}}
 }

@@ -214,7 +214,7 @@ func (m *Manager) sendDirectLocked(r Rule, a Alert) {
 	if m.stopped || r.URL == "" {
 		return
 	}
-	a = a.stamp(StateFiring)
+	a = a.stamp(StateFiring).linked(r)
 	key := a.key(r.Name)
 	m.open[key] = true
 	if last, ok := m.last[key]; ok && a.At.Sub(last) < r.Repeat && a.At.Sub(last) >= 0 {
@@ -468,7 +468,7 @@ func (m *Manager) raiseLocked(r Rule, a Alert) {
 	if m.stopped {
 		return
 	}
-	a = a.stamp(StateFiring)
+	a = a.stamp(StateFiring).linked(r)
 	key := a.key(r.Name)
 	if conditions[a.Kind] {
 		m.open[key] = true
@@ -497,7 +497,7 @@ func (m *Manager) resolveLocked(r Rule, a Alert) {
 	if m.stopped {
 		return
 	}
-	a = a.stamp(StateResolved)
+	a = a.stamp(StateResolved).linked(r)
 	key := a.key(r.Name)
 	if !m.open[key] {
 		return

@@ -26,6 +26,9 @@ func compileAlerts(cfg *config.Routes) ([]alert.Rule, map[string]deliver.Upstrea
 			r.URL = a.To.URL.String()
 		}
 		r.Headers, r.RoutingKey = a.Headers, string(a.RoutingKey)
+		if a.InspectorURL.URL != nil {
+			r.InspectorURL = a.InspectorURL.String()
+		}
 		if a.On.Missed {
 			r.Missed = unretried(cfg)
 		}

@@ -59,6 +59,11 @@ type Alert struct {
 	RoutingKey Secret `json:"routing_key,omitzero" yaml:"routing_key,omitempty" example:"\"{env.PAGERDUTY_ROUTING_KEY}\""`
 	// On says which conditions raise an alert; at least one. Required.
 	On AlertOn `json:"on" yaml:"on"`
+	// InspectorURL is the event inspector's address as the target's readers
+	// reach it (hookgate inspect, or a site in front of it): every alert
+	// links to its event there (#/events/<id>), or to the inspector.
+	// Default: no link.
+	InspectorURL URL `json:"inspector_url,omitzero" yaml:"inspector_url,omitempty" example:"https://ops.example.com/hookgate/ui/"`
 	// Headers are set on every alert request, placeholders expanded, never
 	// logged: an Authorization for a webhook that needs one.
 	Headers DeliveryHeaders `json:"headers,omitzero" yaml:"headers,omitempty" example:"{Authorization: \"Bearer {env.ALERT_TOKEN}\"}"`

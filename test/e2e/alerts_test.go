@@ -25,6 +25,7 @@ sources:
 alerts:
   - name: ops
     to: "{env.ALERT_WEBHOOK_URL}"
+    inspector_url: https://ops.example.com/hookgate/ui/
     format: %s
     on:
 %s
@@ -76,6 +77,7 @@ func TestAlertOnDeadDelivery(t *testing.T) {
 		t.Fatalf("alert body %s: %v", a.Body, err)
 	}
 	if body["alert"] != "dead" || body["event_id"] != first || body["source"] != "github" || body["upstream"] != "legacy" ||
+		body["link"] != "https://ops.example.com/hookgate/ui/#/events/"+first ||
 		!strings.Contains(fmt.Sprint(body["message"]), first) || body["at"] == nil {
 		t.Errorf("alert body %s", a.Body)
 	}
@@ -133,7 +135,7 @@ func TestAlertOnRejectedFlood(t *testing.T) {
 	if err := json.Unmarshal(got[0].Body, &body); err != nil || len(body) != 1 {
 		t.Fatalf("slack body %s: %v", got[0].Body, err)
 	}
-	if text := fmt.Sprint(body["text"]); text != "Hookgate rejected: source github refused 20 of 20 requests (100%) in the last 5m0s" {
+	if text := fmt.Sprint(body["text"]); text != "Hookgate rejected: source github refused 20 of 20 requests (100%) in the last 5m0s <https://ops.example.com/hookgate/ui/|inspect>" {
 		t.Errorf("slack text %q", text)
 	}
 	if len(backend.all()) != 0 {
@@ -145,7 +147,7 @@ func TestAlertOnRejectedFlood(t *testing.T) {
 	waitFor(t, "the resolved alert", 15*time.Second, func() bool { return len(alerts.all()) >= 2 })
 	var resolved map[string]any
 	json.Unmarshal(alerts.all()[1].Body, &resolved)
-	if text := fmt.Sprint(resolved["text"]); text != "Hookgate resolved, rejected: source github refuses few of its requests again over the last 5m0s" {
+	if text := fmt.Sprint(resolved["text"]); text != "Hookgate resolved, rejected: source github refuses few of its requests again over the last 5m0s <https://ops.example.com/hookgate/ui/|inspect>" {
 		t.Errorf("resolved slack text %q", text)
 	}
 }
