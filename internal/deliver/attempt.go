@@ -109,13 +109,16 @@ func (l *lane) report(t store.Task, a store.Attempt, v verdict) {
 	if a.Error != "" {
 		fields = append(fields, zap.String("error", a.Error))
 	}
+	// One line per delivery's outcome: delivered at INFO, dead at WARN; an
+	// attempt that will be retried at DEBUG, so a flapping upstream does
+	// not double the log.
 	switch v.next {
 	case store.StateDead:
 		l.e.log.Warn("delivery dead", fields...)
 	case store.StatePending:
-		l.e.log.Info("delivery attempt failed; will retry", append(fields, zap.Time("retry_at", v.retryAt))...)
+		l.e.log.Debug("delivery attempt failed; will retry", append(fields, zap.Time("retry_at", v.retryAt))...)
 	default:
-		l.e.log.Info("delivery attempt", fields...)
+		l.e.log.Info("delivered", fields...)
 	}
 	if l.e.onAttempt != nil {
 		outcome := map[store.State]string{store.StateDelivered: "delivered", store.StatePending: "retry", store.StateDead: "dead"}[v.next]

@@ -219,12 +219,17 @@ func TestRetriesThenSucceeds(t *testing.T) {
 		}
 	})
 	s := openStore(t, "")
-	e := New(s, Options{})
+	core, logs := observer.New(zap.DebugLevel)
+	e := New(s, Options{Logger: zap.New(core)})
 	defer e.Stop()
 	e.Activate("cfg", map[string]Upstream{"legacy": up.config("legacy", 5)})
 	id := ingest(t, s, "payload", "legacy")
 	e.Notify("legacy")
 	eventually(t, "delivery after retries", func() bool { return deliveryState(t, s, id, 0).State == store.StateDelivered })
+	// One INFO line for the delivery's outcome; the retried attempts at DEBUG.
+	if info, debug := logs.FilterLevelExact(zap.InfoLevel).FilterMessage("delivered").Len(), logs.FilterMessage("delivery attempt failed; will retry").FilterLevelExact(zap.DebugLevel).Len(); info != 1 || debug != 2 {
+		t.Fatalf("%d INFO delivered lines and %d DEBUG retry lines, want 1 and 2", info, debug)
+	}
 	rec, _ := s.Event(id)
 	attempts := rec.Attempts[0]
 	if len(attempts) != 3 || attempts[0].Status != 503 || attempts[0].Response != "busy" || attempts[2].Status != 200 {
