@@ -214,7 +214,10 @@ var statuses = []store.State{store.StatePending, store.StateDelivered, store.Sta
 
 func listEvents(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
 	q := r.URL.Query()
-	f := store.ListFilter{Source: q.Get("source"), Status: store.State(q.Get("status")), Query: q.Get("q")}
+	f := store.ListFilter{Source: q.Get("source"), Status: store.State(q.Get("status")), Query: q.Get("q"), Upstream: q.Get("upstream"), Origin: q.Get("origin")}
+	if o := f.Origin; o != "" && o != "webhook" && o != store.OriginReconcile && o != store.OriginRedelivery {
+		return apiError(http.StatusBadRequest, "origin: want webhook, reconcile or redelivery, got %q", o)
+	}
 	if f.Status != "" && !slices.Contains(statuses, f.Status) {
 		names := make([]string, len(statuses))
 		for i, s := range statuses {

@@ -21,7 +21,7 @@ import (
 
 func eventsCommand() *cobra.Command {
 	list := &cobra.Command{
-		Use:   "list [--source S] [--status S] [--since 24h] [--until T] [--q text] [--limit N] [--cursor C]",
+		Use:   "list [--source S] [--status S] [--upstream U] [--origin O] [--since 24h] [--until T] [--q text] [--limit N] [--cursor C]",
 		Short: "Lists stored events, newest first",
 		Args:  args(cobra.NoArgs),
 		RunE:  run(runEventsList),
@@ -30,6 +30,8 @@ func eventsCommand() *cobra.Command {
 	list.Flags().String("source", "", "only events from this source")
 	list.Flags().String("status", "", "pending, delivered, dead, unrouted, quarantined or canceled")
 	list.Flags().String("q", "", "part of an event id or dedup key")
+	list.Flags().String("upstream", "", "only events with a delivery to this upstream")
+	list.Flags().String("origin", "", "only events that came so: webhook, reconcile or redelivery")
 	list.Flags().String("since", "", "events received since: an RFC 3339 time or a duration ago (24h)")
 	list.Flags().String("until", "", "events received until: an RFC 3339 time or a duration ago")
 	list.Flags().String("cursor", "", "continue a listing from here")
@@ -102,7 +104,7 @@ type eventRow struct {
 
 func runEventsList(cmd *cobra.Command, _ []string) error {
 	q := url.Values{}
-	for _, name := range []string{"source", "status", "q", "cursor", "since", "until"} {
+	for _, name := range []string{"source", "status", "q", "cursor", "since", "until", "upstream", "origin"} {
 		if v, _ := cmd.Flags().GetString(name); v != "" {
 			q.Set(name, v)
 		}

@@ -24,7 +24,7 @@ let selected = null;
 
 function query() {
   const q = new URLSearchParams();
-  for (const f of ["source", "status", "since", "q"]) if ($(f).value) q.set(f, $(f).value);
+  for (const f of ["source", "upstream", "status", "origin", "since", "q"]) if ($(f).value) q.set(f, $(f).value);
   q.set("limit", "50");
   return q;
 }

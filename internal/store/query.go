@@ -24,11 +24,32 @@ type ListFilter struct {
 	Status State
 	// Query matches a substring of the event id or dedup key.
 	Query string
-	Since time.Time
-	Until time.Time
+	// Upstream keeps the events with a delivery to it; Origin those that
+	// came so (webhook, reconcile, redelivery). Empty means any.
+	Upstream, Origin string
+	Since            time.Time
+	Until            time.Time
 	// Before resumes a listing below this id.
 	Before *ID
 	Limit  int
+}
+
+// Keeps reports whether an event and its deliveries pass the filter's
+// origin and upstream.
+func (f ListFilter) Keeps(e *Event, ds []Delivery) bool {
+	switch {
+	case f.Origin == "webhook" && e.Origin != "",
+		f.Origin != "" && f.Origin != "webhook" && e.Origin != f.Origin:
+		return false
+	case f.Upstream == "":
+		return true
+	}
+	for _, d := range ds {
+		if d.Upstream == f.Upstream {
+			return true
+		}
+	}
+	return false
 }
 
 // Status derives an event's status: quarantined or unrouted first, then

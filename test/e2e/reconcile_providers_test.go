@@ -354,7 +354,13 @@ func TestInspectorShowsReconciliation(t *testing.T) {
 		t.Fatalf("the panel's row reads %q (%v)", text, err)
 	}
 	event := chromedp.CSS(fmt.Sprintf(`tr[data-id="%s"]`, id))
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(event), chromedp.Click(event), chromedp.WaitVisible(chromedp.CSS("#detail"))); err != nil {
+	// Filtered by origin: the fetched events are reconcile's, none a webhook's.
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(event), chromedp.SetValue(chromedp.CSS("#origin"), "webhook"), chromedp.Click(chromedp.CSS("#filters button")),
+		chromedp.WaitNotPresent(event)); err != nil {
+		t.Fatalf("filtering by origin webhook: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#origin"), "reconcile"), chromedp.Click(chromedp.CSS("#filters button")),
+		chromedp.WaitVisible(event), chromedp.Click(event), chromedp.WaitVisible(chromedp.CSS("#detail"))); err != nil {
 		t.Fatalf("opening the event: %v", err)
 	}
 	var request string

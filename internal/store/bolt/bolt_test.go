@@ -438,3 +438,33 @@ func TestMaxSize(t *testing.T) {
 		t.Fatalf("with the cap lifted: %v", err)
 	}
 }
+
+// TestListByUpstreamAndOrigin: a listing keeps the events with a delivery
+// to an upstream, or that came a given way.
+func TestListByUpstreamAndOrigin(t *testing.T) {
+	c := &clock{now: time.Now()}
+	s := openTest(t, "", c)
+	for i, e := range []struct{ origin, upstream string }{{store.OriginReconcile, "a"}, {"", "b"}, {store.OriginRedelivery, "a"}} {
+		ne := newEvent("s", fmt.Sprint("k", i), "{}", c, e.upstream)
+		ne.Event.Origin = e.origin
+		if _, err := s.Ingest(context.Background(), ne); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		f    store.ListFilter
+		want int
+	}{
+		{store.ListFilter{Limit: 10}, 3},
+		{store.ListFilter{Limit: 10, Origin: "webhook"}, 1},
+		{store.ListFilter{Limit: 10, Origin: store.OriginRedelivery}, 1},
+		{store.ListFilter{Limit: 10, Upstream: "a"}, 2},
+		{store.ListFilter{Limit: 10, Upstream: "a", Origin: store.OriginReconcile}, 1},
+		{store.ListFilter{Limit: 10, Upstream: "c"}, 0},
+	} {
+		got, _, err := s.List(tc.f)
+		if err != nil || len(got) != tc.want {
+			t.Errorf("%+v: %d events (%v), want %d", tc.f, len(got), err, tc.want)
+		}
+	}
+}

@@ -80,7 +80,7 @@ func (s *Store) List(f store.ListFilter) ([]store.EventSummary, *store.ID, error
 				return err
 			}
 			status := store.Status(e, ds)
-			if f.Status != "" && status != f.Status {
+			if f.Status != "" && status != f.Status || !f.Keeps(e, ds) {
 				continue
 			}
 			out = append(out, store.EventSummary{ID: e.ID, Source: e.Source, ReceivedAt: e.ReceivedAt, Status: status,
