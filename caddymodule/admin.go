@@ -483,11 +483,21 @@ func bulkReplay(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
 	if f.Limit, f.Since, f.Until, f.After, err = pageParams(r, "after", 1000, 10000); err != nil {
 		return err
 	}
+	dry := q.Get("dry_run")
+	f.DryRun = dry == "1" || dry == "true"
 	res, err := g.handle.engine.Replay(r.Context(), f)
 	if err != nil {
 		return err
 	}
-	out := map[string]any{"replayed": res.Replayed, "upstreams": res.Upstreams}
+	sample := make([]string, len(res.Sample))
+	for i, id := range res.Sample {
+		sample[i] = id.String()
+	}
+	out := map[string]any{"replayed": res.Replayed, "upstreams": res.Upstreams, "by_upstream": res.ByUpstream, "sample": sample}
+	if f.DryRun {
+		// The plan: what a replay with these parameters would touch.
+		out = map[string]any{"dry_run": true, "would_replay": res.Replayed, "upstreams": res.Upstreams, "by_upstream": res.ByUpstream, "sample": sample, "more": res.Next != nil}
+	}
 	if res.Next != nil {
 		out["next"] = res.Next.String() // resume with ?after=
 	}

@@ -153,6 +153,19 @@ func (c *adminClient) view(cmd *cobra.Command, path string, query url.Values, ou
 	return false, nil
 }
 
+// viewPost is view for a POST that changes nothing (a dry run).
+func (c *adminClient) viewPost(cmd *cobra.Command, path string, query url.Values, out any) (printed bool, err error) {
+	raw, err := c.call(http.MethodPost, path, query, out)
+	if err != nil {
+		return false, err
+	}
+	if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
+		printJSON(cmd, raw)
+		return true, nil
+	}
+	return false, nil
+}
+
 // act POSTs or DELETEs, then prints the answer as JSON with --json, or
 // hands it to show.
 func (c *adminClient) act(cmd *cobra.Command, method, path string, query url.Values, out any, show func()) error {

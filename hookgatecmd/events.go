@@ -139,8 +139,8 @@ func runEventsList(cmd *cobra.Command, _ []string) error {
 
 func replayCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "replay [--status dead] [--source S] [--upstream U] [--since 24h] [--until T]",
-		Short: "Replays matching deliveries in bulk, page by page, with progress",
+		Use:   "replay [--status dead] [--source S] [--upstream U] [--since 24h] [--until T] [--dry-run]",
+		Short: "Replays matching deliveries in bulk, page by page, with progress; --dry-run shows the plan first",
 		Args:  args(cobra.NoArgs),
 		RunE:  run(runBulkReplay),
 	}
@@ -151,7 +151,38 @@ func replayCommand() *cobra.Command {
 	cmd.Flags().String("since", "", "events received since (RFC 3339 or a duration ago)")
 	cmd.Flags().String("until", "", "events received until")
 	cmd.Flags().Int("page", 1000, "deliveries per request")
+	cmd.Flags().Bool("dry-run", false, "count what a replay would touch, per upstream, with a sample of events; replay nothing")
 	return cmd
+}
+
+// replayPlan prints what a bulk replay with the same filters would touch:
+// the deliveries per upstream, up to 10,000, and a sample of events.
+func replayPlan(cmd *cobra.Command, c *adminClient, q url.Values) error {
+	q.Set("dry_run", "1")
+	q.Set("limit", "10000")
+	var out struct {
+		Would      int            `json:"would_replay"`
+		ByUpstream map[string]int `json:"by_upstream"`
+		Sample     []string       `json:"sample"`
+		More       bool           `json:"more"`
+	}
+	if printed, err := c.viewPost(cmd, "/hookgate/replay", q, &out); err != nil || printed {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	more := ""
+	if out.More {
+		more = " (at least: the plan counts the first 10,000)"
+	}
+	fmt.Fprintf(w, "would replay %d deliveries%s\n", out.Would, more)
+	for _, u := range slices.Sorted(maps.Keys(out.ByUpstream)) {
+		fmt.Fprintf(w, "  %s: %d\n", u, out.ByUpstream[u])
+	}
+	if len(out.Sample) > 0 {
+		fmt.Fprintf(w, "for example: %s\n", strings.Join(out.Sample, ", "))
+	}
+	fmt.Fprintln(w, "run it again without --dry-run to replay them")
+	return nil
 }
 
 func runBulkReplay(cmd *cobra.Command, _ []string) error {
@@ -164,6 +195,9 @@ func runBulkReplay(cmd *cobra.Command, _ []string) error {
 	}
 	page, _ := cmd.Flags().GetInt("page")
 	q.Set("limit", strconv.Itoa(page))
+	if dry, _ := cmd.Flags().GetBool("dry-run"); dry {
+		return replayPlan(cmd, c, q)
+	}
 	total, pages := 0, 0
 	for {
 		var out struct {

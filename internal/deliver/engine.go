@@ -247,8 +247,10 @@ func (e *Engine) BreakerState(upstream string) string {
 // Replay makes finished deliveries pending again and wakes their lanes.
 func (e *Engine) Replay(ctx context.Context, f store.ReplayFilter) (store.ReplayResult, error) {
 	res, err := e.store.Replay(ctx, f)
-	for _, u := range res.Upstreams {
-		e.Notify(u)
+	if !f.DryRun {
+		for _, u := range res.Upstreams {
+			e.Notify(u)
+		}
 	}
 	return res, err
 }

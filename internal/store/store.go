@@ -4,6 +4,7 @@
 package store
 
 import (
+	"slices"
 	"context"
 	"encoding/json"
 	"errors"
@@ -459,14 +460,35 @@ type ReplayFilter struct {
 	After *ID
 	// Limit bounds the deliveries replayed in one call (default 1000).
 	Limit int
+	// DryRun counts what the replay would touch and changes nothing.
+	DryRun bool
 }
 
 // ReplayResult says what a replay did.
 type ReplayResult struct {
 	Replayed  int
 	Upstreams []string
+	// ByUpstream counts the deliveries replayed (or, in a dry run, that
+	// would be) per upstream; Sample is up to SampleSize of their events.
+	ByUpstream map[string]int
+	Sample     []ID
 	// Next is where to resume; nil when the scan reached the end.
 	Next *ID
+}
+
+// SampleSize bounds ReplayResult.Sample.
+const SampleSize = 10
+
+// Count notes one delivery of event id to upstream in a replay's result.
+func (r *ReplayResult) Count(id ID, upstream string) {
+	r.Replayed++
+	if r.ByUpstream == nil {
+		r.ByUpstream = map[string]int{}
+	}
+	r.ByUpstream[upstream]++
+	if len(r.Sample) < SampleSize && !slices.Contains(r.Sample, id) {
+		r.Sample = append(r.Sample, id)
+	}
 }
 
 // DiskUsage is a file store's footprint and its file system's room.

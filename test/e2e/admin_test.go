@@ -134,6 +134,14 @@ sources:
 		_, d := g.admin("GET", "/hookgate/events/"+ids[0])
 		return d["status"] == "delivered"
 	})
+	// The plan first: two dead deliveries to legacy, nothing replayed.
+	if out, err = g.cli("replay", "--status", "dead", "--dry-run"); err != nil || !strings.Contains(out, "would replay 2 deliveries") ||
+		!strings.Contains(out, "  legacy: 2") || !strings.Contains(out, "for example: ") {
+		t.Fatalf("bulk replay --dry-run: %v\n%s", err, out)
+	}
+	if _, d := g.admin("GET", "/hookgate/events?status=dead"); len(d["events"].([]any)) != 2 {
+		t.Fatalf("the dry run replayed something: %v", d)
+	}
 	// Bulk replay of the rest, with progress, through the CLI.
 	if out, err = g.cli("replay", "--status", "dead", "--page", "1"); err != nil || !strings.Contains(out, "replayed: 2") {
 		t.Fatalf("bulk replay: %v\n%s", err, out)

@@ -56,7 +56,7 @@ func (s *Store) Replay(ctx context.Context, f store.ReplayFilter) (store.ReplayR
 	}
 	now := s.now()
 	var res store.ReplayResult
-	err := s.update(ctx, func(tx *bbolt.Tx) error {
+	scan := func(tx *bbolt.Tx) error {
 		res = store.ReplayResult{}
 		upstreams := map[string]bool{}
 		sources := sourceCache{tx: tx}
@@ -96,11 +96,13 @@ func (s *Store) Replay(ctx context.Context, f store.ReplayFilter) (store.ReplayR
 				}
 			}
 			wasPending := d.State == store.StatePending
-			if err := requeue(tx, d, now); err != nil {
-				return err
+			if !f.DryRun {
+				if err := requeue(tx, d, now); err != nil {
+					return err
+				}
 			}
 			if !wasPending {
-				res.Replayed++
+				res.Count(key.Event, d.Upstream)
 			}
 			upstreams[d.Upstream] = true
 			id := key.Event
@@ -111,8 +113,12 @@ func (s *Store) Replay(ctx context.Context, f store.ReplayFilter) (store.ReplayR
 		}
 		res.Upstreams = slices.Sorted(maps.Keys(upstreams))
 		return nil
-	})
-	if err != nil {
+	}
+	if f.DryRun {
+		err := s.db.View(scan)
+		return res, err
+	}
+	if err := s.update(ctx, scan); err != nil {
 		return store.ReplayResult{}, err
 	}
 	s.pending.Add(int64(res.Replayed))

@@ -446,10 +446,12 @@ func (r *replayer) event(ctx context.Context, id store.ID) (bool, error) {
 			r.res.Next = &id
 			return false, nil
 		}
-		if err := r.s.requeue(ctx, rec.Event, rec.Targets[st.Key.Index], st); err != nil {
-			return true, err
+		if !r.f.DryRun {
+			if err := r.s.requeue(ctx, rec.Event, rec.Targets[st.Key.Index], st); err != nil {
+				return true, err
+			}
 		}
-		r.res.Replayed++
+		r.res.Count(id, st.Upstream)
 		r.upstreams[st.Upstream] = true
 	}
 	return true, nil
@@ -488,10 +490,12 @@ func (r *replayer) deadLetters(ctx context.Context) error {
 		if st.State != store.StateDead {
 			continue
 		}
-		if err := r.s.requeue(ctx, item.Event, item.Target, st); err != nil {
-			return err
+		if !r.f.DryRun {
+			if err := r.s.requeue(ctx, item.Event, item.Target, st); err != nil {
+				return err
+			}
 		}
-		r.res.Replayed++
+		r.res.Count(item.Event.ID, item.Target.Upstream)
 		r.upstreams[item.Target.Upstream] = true
 	}
 	return nil
