@@ -4,12 +4,12 @@
 package store
 
 import (
-	"slices"
 	"context"
 	"encoding/json"
 	"errors"
 	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 )
