@@ -109,6 +109,9 @@ func (l *lane) report(t store.Task, a store.Attempt, v verdict) {
 	if a.Error != "" {
 		fields = append(fields, zap.String("error", a.Error))
 	}
+	if trace := t.Event.TraceID(); trace != "" {
+		fields = append(fields, zap.String("traceID", trace))
+	}
 	// One line per delivery's outcome: delivered at INFO, dead at WARN; an
 	// attempt that will be retried at DEBUG, so a flapping upstream does
 	// not double the log.

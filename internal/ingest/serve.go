@@ -583,8 +583,11 @@ func (p *Pipeline) accepted(w http.ResponseWriter, src *source, start time.Time,
 		return http.StatusOK, "duplicate", id
 	}
 	body := s.event.Event.Body
-	p.log.Info("event received", zap.String("source", src.Name), zap.String("event_id", id),
-		zap.Int("deliveries", len(s.event.Targets)), zap.Int("bytes", len(body)))
+	fields := []zap.Field{zap.String("source", src.Name), zap.String("event_id", id), zap.Int("deliveries", len(s.event.Targets)), zap.Int("bytes", len(body))}
+	if trace := s.event.Event.TraceID(); trace != "" {
+		fields = append(fields, zap.String("traceID", trace)) // the field Caddy's access log names it by
+	}
+	p.log.Info("event received", fields...)
 	if p.masker != nil {
 		if ce := p.log.Check(zap.DebugLevel, "event body"); ce != nil {
 			ce.Write(zap.String("event_id", id), zap.String("body", p.masker.Mask(src.Format, body, src.SecretFields)))

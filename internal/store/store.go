@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -474,6 +475,16 @@ type ReplayResult struct {
 	Sample     []ID
 	// Next is where to resume; nil when the scan reached the end.
 	Next *ID
+}
+
+// TraceID is the W3C trace id of the span that ingested the event, from
+// its stored traceparent; empty when the request was not traced.
+func (e *Event) TraceID() string {
+	parts := strings.Split(e.Trace["traceparent"], "-")
+	if len(parts) != 4 || len(parts[1]) != 32 {
+		return ""
+	}
+	return parts[1]
 }
 
 // SampleSize bounds ReplayResult.Sample.

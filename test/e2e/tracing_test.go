@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -179,5 +180,16 @@ sources:
 	}
 	if a, b := rcv.named("hookgate.deliver")[0].SpanId, rcv.named("hookgate.deliver")[1].SpanId; string(a) == string(b) {
 		t.Errorf("both attempts share span id %x", a)
+	}
+	// Hookgate's own log lines carry the trace id, under the name Caddy's
+	// access log gives it.
+	for _, msg := range []string{`"msg":"event received"`, `"msg":"delivered"`} {
+		found := false
+		for line := range strings.SplitSeq(g.log.String(), "\n") {
+			found = found || (strings.Contains(line, msg) && strings.Contains(line, `"traceID":"`+traceID+`"`))
+		}
+		if !found {
+			t.Errorf("no %s log line with traceID %s", msg, traceID)
+		}
 	}
 }
