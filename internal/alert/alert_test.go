@@ -468,10 +468,15 @@ func TestOldestPendingResolves(t *testing.T) {
 func TestStoreAvailableResolves(t *testing.T) {
 	target := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer target.Close()
-	m, rec, _ := newManager(t, Rule{Name: "ops", Repeat: time.Hour, StoreUnavailable: true, URL: target.URL})
+	m, rec, c := newManager(t, Rule{Name: "ops", Repeat: time.Hour, StoreUnavailable: true, URL: target.URL})
 	m.Observe("github", "accepted", 0) // nothing open
 	m.Observe("github", Unavailable, 0)
-	m.Observe("github", "accepted", 0)
+	c.Add(time.Second)
+	m.Observe("github", "accepted", 0) // a small write that fit between refusals: not yet
+	c.Add(time.Second)
+	m.Observe("github", Unavailable, 0)
+	c.Add(31 * time.Second)
+	m.Observe("github", "accepted", 0) // 30 s without a refusal: resolved
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		var resolved bool
@@ -479,6 +484,15 @@ func TestStoreAvailableResolves(t *testing.T) {
 			resolved = resolved || (a.Kind == KindStoreUnavailable && a.State == StateResolved)
 		}
 		if resolved {
+			states := map[string]int{}
+			for _, a := range rec.alerts(t, m) {
+				states[a.State]++
+			}
+			// One firing (sent directly, then recorded) and one resolved:
+			// the write that fit between refusals resolved nothing.
+			if states[StateResolved] != 1 || states[StateFiring] > 1 {
+				t.Fatalf("stored alerts by state %v", states)
+			}
 			return
 		}
 		time.Sleep(10 * time.Millisecond)

@@ -49,6 +49,11 @@ type Options struct {
 	// RetryDirect is the first wait before a direct alert is sent again;
 	// it doubles up to a minute. Default 1s.
 	RetryDirect time.Duration
+	// StoreQuiet is how long the store must go without refusing an event
+	// before an accepted one resolves store_unavailable: near a full disk
+	// small writes fit between refused ones, and the alert must not flap.
+	// Default 30s.
+	StoreQuiet time.Duration
 }
 
 // Bounds of the oldest_pending check interval: often enough to alert near
@@ -74,9 +79,12 @@ type Manager struct {
 	checkEvery time.Duration
 	retryStore time.Duration
 	storeName  string
-	client     *http.Client
-	retryFirst time.Duration
-	direct     sync.WaitGroup
+	storeQuiet time.Duration
+	// lastRefused is when the store last refused an event (Observe).
+	lastRefused time.Time
+	client      *http.Client
+	retryFirst  time.Duration
+	direct      sync.WaitGroup
 
 	// observeOn lets Observe, on the request path, return at once when no
 	// rule counts refusals or watches for missed events.
@@ -130,9 +138,12 @@ func New(opts Options) *Manager {
 	if opts.RetryDirect <= 0 {
 		opts.RetryDirect = time.Second
 	}
+	if opts.StoreQuiet <= 0 {
+		opts.StoreQuiet = 30 * time.Second
+	}
 	m := &Manager{
 		ingest: opts.Store, oldest: opts.Oldest, size: opts.Size, log: opts.Logger, now: opts.Now, checkEvery: opts.CheckEvery, retryStore: opts.RetryStore,
-		storeName: opts.StoreName, client: opts.Client, retryFirst: opts.RetryDirect,
+		storeName: opts.StoreName, storeQuiet: opts.StoreQuiet, client: opts.Client, retryFirst: opts.RetryDirect,
 		last: map[string]time.Time{}, open: map[string]bool{}, windows: map[windowKey]*window{},
 		queue: make(chan raised, queueSize), wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -317,6 +328,10 @@ func (m *Manager) Observe(source, outcome string, _ time.Duration) {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if outcome == Unavailable {
+		m.lastRefused = now
+	}
+	storeQuiet := now.Sub(m.lastRefused) >= m.storeQuiet
 	for _, r := range m.rules {
 		if recover, ok := r.Missed[source]; ok && outcome == Unavailable {
 			m.raiseLocked(r, missedAlert(source, recover, now))
@@ -326,7 +341,9 @@ func (m *Manager) Observe(source, outcome string, _ time.Duration) {
 			case Unavailable:
 				m.sendDirectLocked(r, storeUnavailableAlert(m.storeName, source, now))
 			case "accepted", "duplicate":
-				m.resolveLocked(r, storeAvailableAlert(m.storeName, now))
+				if storeQuiet {
+					m.resolveLocked(r, storeAvailableAlert(m.storeName, now))
+				}
 			}
 		}
 		if r.Rejected == nil {

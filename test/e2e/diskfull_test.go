@@ -165,19 +165,23 @@ func TestDiskFull(t *testing.T) {
 	}
 	// The store_unavailable alert reaches its target while the disk is
 	// still full: it is sent directly, not written first.
+	// Firing alerts by kind: a resolved store_unavailable may follow once
+	// the store has taken events for 30 s, which a slow run can reach.
 	kinds := func() map[string]int {
 		out := map[string]int{}
 		for _, r := range alerts.all() {
-			var a struct{ Alert string }
+			var a struct{ Alert, State string }
 			json.Unmarshal(r.Body, &a)
-			out[a.Alert]++
+			if a.State == "firing" {
+				out[a.Alert]++
+			}
 		}
 		return out
 	}
 	waitFor(t, "the store_unavailable alert on a full disk", 30*time.Second, func() bool { return kinds()["store_unavailable"] >= 1 })
 	alertAfter := time.Since(firstRefused)
 	for _, r := range alerts.all() {
-		if strings.Contains(string(r.Body), "store_unavailable") && !strings.Contains(string(r.Body), "hookgate.db is unavailable") {
+		if strings.Contains(string(r.Body), `"alert":"store_unavailable","state":"firing"`) && !strings.Contains(string(r.Body), "hookgate.db is unavailable") {
 			t.Fatalf("the alert does not name the store: %s", r.Body)
 		}
 	}
@@ -234,8 +238,8 @@ func TestDiskFull(t *testing.T) {
 			t.Fatalf("event %d delivered with another body", n)
 		}
 	}
-	if k := kinds(); k["missed"] != 1 || k["store_unavailable"] != 1 || len(alerts.all()) != 2 {
-		t.Fatalf("alerts by kind %v, want one missed and one store_unavailable (repeat 1h)", k)
+	if k := kinds(); k["missed"] != 1 || k["store_unavailable"] != 1 {
+		t.Fatalf("firing alerts by kind %v, want one missed and one store_unavailable (repeat 1h)", k)
 	}
 	t.Logf("the store_unavailable alert reached its target at most %s after the first 503, with the disk still full", alertAfter.Round(time.Millisecond))
 	t.Logf("%d events sent: %d ACKed before the first 503, %d ACKed between 503s (smaller writes that still fit), %d answered 503 with Retry-After; "+
