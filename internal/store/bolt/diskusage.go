@@ -53,9 +53,10 @@ func allocated(path string) (int64, error) {
 	return int64(st.Blocks) * 512, nil
 }
 
-// sizeCheckEvery is how often the store measures itself against its cap;
-// between two measures it counts what it writes, so a burst cannot pass
-// the cap by more than the writes in flight.
+// sizeCheckEvery is how often the store measures itself against its cap
+// while far from it; between two measures it counts what it writes, and
+// past half the cap it measures at every event, so a burst passes the cap
+// by no more than the writes in flight.
 const sizeCheckEvery = 250 * time.Millisecond
 
 // writeOverhead is what an event's record and indexes add to its body, as
@@ -95,7 +96,10 @@ func (s *Store) full() error {
 		return nil
 	}
 	now := time.Now().UnixNano()
-	if now-s.sizeCap.measured.Load() >= int64(sizeCheckEvery) {
+	// Near the cap every event measures: the body log allocates its space
+	// ahead of its writes, which counting alone would miss.
+	near := s.sizeCap.used.Load()+s.sizeCap.since.Load() >= limit/2
+	if near || now-s.sizeCap.measured.Load() >= int64(sizeCheckEvery) {
 		if u, err := s.DiskUsage(); err == nil {
 			s.sizeCap.used.Store(u.DB + u.Bodies)
 			s.sizeCap.since.Store(0)
