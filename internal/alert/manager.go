@@ -95,8 +95,11 @@ type Manager struct {
 	rules       []Rule
 	last        map[string]time.Time // by Alert.key: when last raised
 	open        map[string]bool      // by Alert.key: conditions fired and not yet resolved
-	windows     map[windowKey]*window
-	stopped     bool
+	// openKinds counts open conditions by kind, so the request path asks
+	// for a resolve only when one of that kind is open.
+	openKinds map[Kind]int
+	windows   map[windowKey]*window
+	stopped   bool
 
 	queue chan raised
 	// unstored holds the alerts whose write failed (the store was
@@ -144,7 +147,7 @@ func New(opts Options) *Manager {
 	m := &Manager{
 		ingest: opts.Store, oldest: opts.Oldest, size: opts.Size, log: opts.Logger, now: opts.Now, checkEvery: opts.CheckEvery, retryStore: opts.RetryStore,
 		storeName: opts.StoreName, storeQuiet: opts.StoreQuiet, client: opts.Client, retryFirst: opts.RetryDirect,
-		last: map[string]time.Time{}, open: map[string]bool{}, windows: map[windowKey]*window{},
+		last: map[string]time.Time{}, open: map[string]bool{}, openKinds: map[Kind]int{}, windows: map[windowKey]*window{},
 		queue: make(chan raised, queueSize), wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	go m.run()
@@ -225,12 +228,12 @@ func (m *Manager) sendDirectLocked(r Rule, a Alert) {
 	if m.stopped || r.URL == "" {
 		return
 	}
-	a = a.stamp(StateFiring).linked(r)
 	key := a.key(r.Name)
-	m.open[key] = true
+	m.markOpen(key, a.Kind)
 	if last, ok := m.last[key]; ok && a.At.Sub(last) < r.Repeat && a.At.Sub(last) >= 0 {
 		return
 	}
+	a = a.stamp(StateFiring).linked(r)
 	m.last[key] = a.At
 	m.direct.Add(1)
 	go func() {
@@ -341,7 +344,7 @@ func (m *Manager) Observe(source, outcome string, _ time.Duration) {
 			case Unavailable:
 				m.sendDirectLocked(r, storeUnavailableAlert(m.storeName, source, now))
 			case "accepted", "duplicate":
-				if storeQuiet {
+				if storeQuiet && m.openKinds[KindStoreUnavailable] > 0 {
 					m.resolveLocked(r, storeAvailableAlert(m.storeName, now))
 				}
 			}
@@ -359,7 +362,7 @@ func (m *Manager) Observe(source, outcome string, _ time.Duration) {
 		switch {
 		case total >= r.Rejected.Min && float64(bad) >= r.Rejected.Ratio*float64(total):
 			m.raiseLocked(r, rejectedAlert(source, bad, total, r.Rejected.Window, now))
-		case total >= r.Rejected.Min:
+		case total >= r.Rejected.Min && m.openKinds[KindRejected] > 0:
 			m.resolveLocked(r, rejectedClearedAlert(source, r.Rejected.Window, now))
 		}
 	}
@@ -485,15 +488,22 @@ func (m *Manager) raiseLocked(r Rule, a Alert) {
 	if m.stopped {
 		return
 	}
-	a = a.stamp(StateFiring).linked(r)
 	key := a.key(r.Name)
 	if conditions[a.Kind] {
-		m.open[key] = true
+		m.markOpen(key, a.Kind)
 	}
 	if last, ok := m.last[key]; ok && a.At.Sub(last) < r.Repeat && a.At.Sub(last) >= 0 {
 		return
 	}
-	m.enqueueLocked(r, a, key)
+	m.enqueueLocked(r, a.stamp(StateFiring).linked(r), key)
+}
+
+// markOpen notes a condition that fired. Called with m.mu held.
+func (m *Manager) markOpen(key string, kind Kind) {
+	if !m.open[key] {
+		m.open[key] = true
+		m.openKinds[kind]++
+	}
 }
 
 // enqueueLocked queues an alert to be stored for delivery. Called with
@@ -514,13 +524,16 @@ func (m *Manager) resolveLocked(r Rule, a Alert) {
 	if m.stopped {
 		return
 	}
-	a = a.stamp(StateResolved).linked(r)
+	if m.openKinds[a.Kind] == 0 {
+		return // nothing of the kind is open: the common case, on the request path
+	}
 	key := a.key(r.Name)
 	if !m.open[key] {
 		return
 	}
 	delete(m.open, key)
-	m.enqueueLocked(r, a, key)
+	m.openKinds[a.Kind]--
+	m.enqueueLocked(r, a.stamp(StateResolved).linked(r), key)
 	delete(m.last, key)
 }
 

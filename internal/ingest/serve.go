@@ -510,9 +510,6 @@ func (p *Pipeline) handshake(r *http.Request, s *source, body []byte, handshakes
 func (p *Pipeline) write(w http.ResponseWriter, r *http.Request, src *source, start time.Time, a answer) {
 	span := trace.SpanFromContext(r.Context())
 	var outcome, id string
-	if p.answered != nil {
-		defer func() { p.answered(r, outcome, id) }()
-	}
 	switch {
 	case a.rejection != nil:
 		writeRejection(w, a.rejection)
@@ -534,6 +531,9 @@ func (p *Pipeline) write(w http.ResponseWriter, r *http.Request, src *source, st
 		var status int
 		status, outcome, id = p.accepted(w, src, start, a.stored)
 		endIngestSpan(span, status, outcome, id)
+	}
+	if p.answered != nil {
+		p.answered(r, outcome, id)
 	}
 }
 

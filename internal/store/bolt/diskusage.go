@@ -55,9 +55,13 @@ func allocated(path string) (int64, error) {
 
 // sizeCheckEvery is how often the store measures itself against its cap
 // while far from it; between two measures it counts what it writes, and
-// past half the cap it measures at every event, so a burst passes the cap
-// by no more than the writes in flight.
+// within writeAheadMax of the cap it measures at every event, so a burst
+// passes the cap by no more than the writes in flight.
 const sizeCheckEvery = 250 * time.Millisecond
+
+// writeAheadMax bounds what the body log may write ahead of its frames:
+// a chunk of zeros being written and the one before it (zeroChunk).
+const writeAheadMax = 2 * (8 << 20)
 
 // writeOverhead is what an event's record and indexes add to its body, as
 // counted between two measures.
@@ -96,9 +100,11 @@ func (s *Store) full() error {
 		return nil
 	}
 	now := time.Now().UnixNano()
-	// Near the cap every event measures: the body log allocates its space
-	// ahead of its writes, which counting alone would miss.
-	near := s.sizeCap.used.Load()+s.sizeCap.since.Load() >= limit/2
+	// Within the body log's write-ahead of the cap every event measures:
+	// the log writes zeros up to two chunks ahead of its frames, which
+	// counting alone would miss. Further off, a measure every quarter
+	// second is enough, and the request path does no file system calls.
+	near := s.sizeCap.used.Load()+s.sizeCap.since.Load() >= limit-writeAheadMax
 	if near || now-s.sizeCap.measured.Load() >= int64(sizeCheckEvery) {
 		if u, err := s.DiskUsage(); err == nil {
 			s.sizeCap.used.Store(u.DB + u.Bodies)
