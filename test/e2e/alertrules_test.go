@@ -131,9 +131,12 @@ func scrapeMetricNames(t *testing.T) map[string]bool {
 	}
 	waitFor(t, "the delivery", 20*time.Second, func() bool { return len(up.byEvent()) == 1 })
 	var metrics string
+	// The dead series exists from the start at 0, so only the delivered
+	// count says the attempt has been recorded (its duration is observed
+	// before it is counted).
 	waitFor(t, "the attempt counted", 10*time.Second, func() bool {
 		_, metrics = g.adminRaw("GET", "/metrics")
-		return strings.Contains(metrics, "caddy_hookgate_delivery_attempts_total{")
+		return strings.Contains(metrics, `caddy_hookgate_delivery_attempts_total{outcome="delivered",upstream="legacy"} 1`+"\n")
 	})
 	exported := map[string]bool{}
 	for _, m := range regexp.MustCompile(`(?m)^(caddy_hookgate_[a-z0-9_]+)[{ ]`).FindAllStringSubmatch(metrics, -1) {
