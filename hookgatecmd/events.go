@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
 	"github.com/hookgate/hookgate/caddymodule"
@@ -245,6 +246,13 @@ func runStats(cmd *cobra.Command, _ []string) error {
 	for _, name := range sortedKeys(st.Upstreams) {
 		u := st.Upstreams[name]
 		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%s\t%s\n", name, u.Pending, u.Delivered, u.Dead, seconds(u.OldestPendingSeconds), orDash(st.Breakers[name]))
+	}
+	w.Flush()
+	w = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "SOURCE\tEVENTS\tSTORED\tBODIES")
+	for _, name := range sortedKeys(st.Sources) {
+		s := st.Sources[name]
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", name, s.Events, humanize.IBytes(uint64(s.Bytes)), humanize.IBytes(uint64(s.BodyBytes)))
 	}
 	w.Flush()
 	w = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)

@@ -99,6 +99,31 @@ type Stats struct {
 	Canceled    int                      `json:"canceled"`
 	Oldest      float64                  `json:"oldest_pending_seconds"`
 	Upstreams   map[string]UpstreamStats `json:"upstreams"`
+	// Sources are each source's stored events and bytes.
+	Sources map[string]SourceStats `json:"sources"`
+}
+
+// SourceStats is what one source keeps in the store.
+type SourceStats struct {
+	Events int `json:"events"`
+	// Bytes are its events' stored bytes: records (headers, metadata) and
+	// bodies, without deliveries, attempts or the store's own overhead.
+	Bytes int64 `json:"bytes"`
+	// BodyBytes are the bodies' share of Bytes.
+	BodyBytes int64 `json:"body_bytes"`
+}
+
+// AddEvent counts one stored event of source: its record's and its body's
+// bytes.
+func (st *Stats) AddEvent(source string, record, body int64) {
+	if st.Sources == nil {
+		st.Sources = map[string]SourceStats{}
+	}
+	s := st.Sources[source]
+	s.Events++
+	s.Bytes += record + body
+	s.BodyBytes += body
+	st.Sources[source] = s
 }
 
 // Count adds n deliveries to upstream in state, to the upstream's counts

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -123,8 +124,9 @@ sources:
 		t.Fatalf("events list: %v\n%s", err, out)
 	}
 	out, err = g.cli("stats")
-	if err != nil || !strings.Contains(out, "3 dead") || !strings.Contains(out, "github  accepted  3") {
-		t.Fatalf("stats: %v\n%s", err, out)
+	if err != nil || !strings.Contains(out, "3 dead") || !strings.Contains(out, "github  accepted  3") ||
+		!regexp.MustCompile(`(?m)^github\s+3\s+[0-9.]+ (B|KiB)\s+[0-9.]+ B$`).MatchString(out) {
+		t.Fatalf("stats (each source's events, stored bytes and body bytes): %v\n%s", err, out)
 	}
 	healthy.Store(true)
 	if out, err = g.cli("events", "replay", ids[0]); err != nil || !strings.Contains(out, "replayed: 1") {

@@ -468,3 +468,35 @@ func TestListByUpstreamAndOrigin(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsCountsEachSourcesBytes: stats say how many events and bytes each
+// source keeps, bodies apart, and a sweep takes them away.
+func TestStatsCountsEachSourcesBytes(t *testing.T) {
+	c := &clock{now: time.Unix(1700000000, 0)}
+	s := openTest(t, "", c)
+	ctx := context.Background()
+	for i, ev := range []struct{ source, body string }{{"stripe", strings.Repeat("s", 1000)}, {"stripe", strings.Repeat("s", 3000)}, {"github", strings.Repeat("g", 500)}} {
+		if _, err := s.Ingest(ctx, newEvent(ev.source, fmt.Sprint("k", i), ev.body, c)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := s.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stripe, github := st.Sources["stripe"], st.Sources["github"]
+	if stripe.Events != 2 || stripe.BodyBytes != 4000 || github.Events != 1 || github.BodyBytes != 500 || len(st.Sources) != 2 {
+		t.Fatalf("sources: %+v", st.Sources)
+	}
+	// The record (path, headers, dedup key) is counted beside the body.
+	if stripe.Bytes <= stripe.BodyBytes || stripe.Bytes > stripe.BodyBytes+2*200 {
+		t.Fatalf("stripe's %d bytes for %d of bodies", stripe.Bytes, stripe.BodyBytes)
+	}
+	c.Add(time.Hour)
+	if n, err := s.Sweep(ctx, c.Now(), 100); err != nil || n != 3 {
+		t.Fatalf("sweep: %d %v", n, err)
+	}
+	if st, _ = s.Stats(); len(st.Sources) != 0 {
+		t.Fatalf("after the sweep: %+v", st.Sources)
+	}
+}

@@ -143,9 +143,15 @@ func (s *Store) Stats() (store.Stats, error) {
 		c := tx.Bucket(bucketEvents).Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			var e store.Event
-			if _, _, err := decodeEvent(v, &e); err != nil {
+			ref, hasBody, err := decodeEvent(v, &e)
+			if err != nil {
 				return err
 			}
+			body := int64(ref.length)
+			if !hasBody { // a record from before the body log keeps it in a bucket
+				body = int64(len(tx.Bucket(bucketBodies).Get(k)))
+			}
+			st.AddEvent(e.Source, int64(len(k)+len(v)), body)
 			if e.Unrouted {
 				st.Unrouted++
 			}

@@ -337,6 +337,11 @@ func TestListStatsTimelineSecrets(t *testing.T) {
 	if err != nil || st.Events != 5 || st.Unrouted != 1 || st.Delivered != 1 || st.Pending != 3 || st.Upstreams["a"].Pending != 3 {
 		t.Fatalf("stats: %+v %v", st, err)
 	}
+	// Each source's bytes are its event messages' payloads (record and body).
+	if len(st.Sources) != 2 || st.Sources["stripe"].Events != 4 || st.Sources["github"].Events != 1 ||
+		st.Sources["github"].Bytes < 10 || st.Sources["stripe"].Bytes < 4*st.Sources["github"].Bytes*3/4 {
+		t.Fatalf("sources: %+v", st.Sources)
+	}
 	if _, ok := s.OldestPending(); !ok {
 		t.Fatal("no oldest pending")
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -219,7 +220,7 @@ func parseStateKey(key string) (store.ID, uint16, bool) {
 
 // eachEventHeader calls fn with the subject and headers of every event
 // message stored at or after since, reading headers only.
-func (s *Store) eachEventHeader(ctx context.Context, since time.Time, fn func(id store.ID, status string)) error {
+func (s *Store) eachEventHeader(ctx context.Context, since time.Time, fn func(id store.ID, h nats.Header)) error {
 	info, err := s.events.Info(ctx)
 	if err != nil || info.State.Msgs == 0 || info.State.LastTime.Before(since) {
 		return err
@@ -249,7 +250,7 @@ func (s *Store) eachEventHeader(ctx context.Context, since time.Time, fn func(id
 				return nil
 			}
 			if id, err := store.ParseID(strings.TrimPrefix(msg.Subject(), s.subject+".ev.")); err == nil {
-				fn(id, msg.Headers().Get("Hookgate-Status"))
+				fn(id, msg.Headers())
 			}
 			if md.Sequence.Stream == last {
 				return nil
@@ -269,9 +270,13 @@ func (s *Store) Stats() (store.Stats, error) {
 	st := store.Stats{Upstreams: map[string]store.UpstreamStats{}}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	err := s.eachEventHeader(ctx, time.Time{}, func(_ store.ID, status string) {
+	err := s.eachEventHeader(ctx, time.Time{}, func(_ store.ID, h nats.Header) {
 		st.Events++
-		switch status {
+		// A headers-only message gives its payload's size (the record and
+		// the body, in one message) in Nats-Msg-Size.
+		size, _ := strconv.ParseInt(h.Get(nats.MsgSize), 10, 64)
+		st.AddEvent(h.Get("Hookgate-Source"), size, 0)
+		switch h.Get("Hookgate-Status") {
 		case string(store.StateUnrouted):
 			st.Unrouted++
 		case string(store.StateQuarantined):
@@ -357,7 +362,7 @@ func (s *Store) Timeline(since time.Time) ([]store.TimelinePoint, bool, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	err := s.eachEventHeader(ctx, start, func(id store.ID, _ string) {
+	err := s.eachEventHeader(ctx, start, func(id store.ID, _ nats.Header) {
 		if i := slot(id.Time()); i >= 0 {
 			points[i].Received++
 		}
