@@ -60,6 +60,7 @@ var adminRoutes = map[string]func(w http.ResponseWriter, r *http.Request, g *liv
 	"DELETE /hookgate/secrets/{source}":        revokeSecret,
 	"POST /hookgate/secrets/{source}/reveal":   revealSecret,
 	"POST /hookgate/sources/{name}/reconcile":  reconcileSource,
+	"GET /hookgate/rejected":                   listRejected,
 }
 
 // adminMux routes /hookgate/ by method and path; what it does not know
@@ -504,6 +505,38 @@ func bulkReplay(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
 	return writeJSON(w, out)
 }
 
+// RejectedView is the answer of GET /hookgate/rejected: each source's
+// most recent refused requests, newest first.
+type RejectedView struct {
+	Sources map[string]store.RejectionLog `json:"sources"`
+}
+
+// listRejected answers ?source= (one source) and ?limit= (records per
+// source, default 100).
+func listRejected(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
+	q := r.URL.Query()
+	limit := 100
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 1000 {
+			return apiError(http.StatusBadRequest, "limit: want 1 to 1000, got %q", s)
+		}
+		limit = n
+	}
+	source := q.Get("source")
+	if source != "" && !g.hasSource(source) {
+		return apiError(http.StatusNotFound, "no source %q in the running configuration", source)
+	}
+	logs, err := g.handle.rejected.Recent(source, limit)
+	if err != nil {
+		return err
+	}
+	if source != "" && logs[source].Records == nil {
+		logs[source] = store.RejectionLog{Records: []store.Rejection{}}
+	}
+	return writeJSON(w, RejectedView{Sources: logs})
+}
+
 // StatsView is the answer of GET /hookgate/stats.
 type StatsView struct {
 	store.Stats
@@ -581,4 +614,16 @@ func backup(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
 	}
 	logger.Info("backup sent", zap.String("storage", g.handle.store.Path()), zap.Int64("bytes", n), zap.Duration("took", time.Since(started)))
 	return nil
+}
+
+// hasSource reports whether a live configuration has a source so named.
+func (g *liveGateway) hasSource(name string) bool {
+	for _, p := range g.pipelines {
+		for _, source := range p.Sources() {
+			if source == name {
+				return true
+			}
+		}
+	}
+	return false
 }

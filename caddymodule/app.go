@@ -41,12 +41,15 @@ type storeHandle struct {
 	backup snapshotter // nil for a store that keeps its own copies
 	engine *deliver.Engine
 	alerts *alert.Manager
+	// rejected keeps each source's refused requests, across reloads.
+	rejected *ingest.Rejections
 }
 
 // Destruct stops delivery, then closes the store.
 func (s *storeHandle) Destruct() error {
 	s.engine.Stop()
 	s.alerts.Stop() // after the engine, which tells it of dead deliveries
+	s.rejected.Close()
 	return s.store.Close()
 }
 
@@ -108,7 +111,9 @@ func acquireStore(spec storeSpec, logger *zap.Logger) (*storeHandle, error) {
 		alerts := newAlerts(st.Backend, logger)
 		engine := deliver.New(st, deliver.Options{Logger: logger.Named("deliver"), OnAttempt: observeAttempt, Sweeper: st.sweeper,
 			OnDead: alerts.Dead, OnBreakerOpen: alerts.BreakerOpened, OnBreakerClose: alerts.BreakerClosed, TracerProvider: deliveryTracerProvider})
-		return &storeHandle{store: st.Backend, backup: st.backup, engine: engine, alerts: alerts}, nil
+		keeper, _ := st.Backend.(store.RejectionKeeper)
+		rejected := ingest.NewRejections(keeper, logger.Named("rejections"))
+		return &storeHandle{store: st.Backend, backup: st.backup, engine: engine, alerts: alerts, rejected: rejected}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("webhook_gateway: %w", err)
@@ -241,6 +246,7 @@ func (a *App) Start() error {
 		a.acquired = append(a.acquired, key)
 		reg.handle = handle
 		for _, p := range reg.pipelines {
+			p.KeepRejections(handle.rejected)
 			p.Attach(handle.store, a.logger, nil)
 		}
 		for _, tap := range reg.taps {

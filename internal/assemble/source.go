@@ -28,6 +28,11 @@ func compileSource(cfg *config.Routes, src *config.Source) (ingest.Source, error
 		DedupWindow: src.Dedup.Window.Std(),
 		Secrets:     src.Secrets,
 		VerifyToken: string(src.VerifyToken),
+
+		RejectionsKept: config.DefaultRejectionsKept,
+	}
+	if r := src.Rejections; r != nil {
+		s.RejectionsKept, s.RejectionBodyBytes = r.Keep, int(r.BodyBytes)
 	}
 	if s.DedupWindow == 0 {
 		s.DedupWindow = cfg.Storage.Retention.Std()

@@ -140,6 +140,8 @@ func TestParseErrors(t *testing.T) {
 		{"yaml syntax", "sources: [\n", "routes.yaml:1:1: did not find expected node content"},
 		{"yaml syntax without a line", "\tx: 1\n", "routes.yaml: found character that cannot start any token"},
 		{"no sources", base, "no sources defined"},
+		{"rejections kept", source("    rejections:\n      keep: 5000\n"), "routes.yaml:10:13: source s.rejections.keep must be between 0 and 1000, got 5000"},
+		{"rejection bodies", source("    rejections:\n      body_bytes: 1MiB\n"), "routes.yaml:10:19: source s.rejections.body_bytes must be at most 64KiB"},
 		{"non-2xx response", source("    response:\n      status: 500\n"), "response.status must be a 2xx status"},
 		{"jetstream without url", "storage:\n  jetstream:\n    stream: H\n" + source(""), "routes.yaml:3:5: storage.jetstream: url is required"},
 		{"jetstream stream name", "storage:\n  jetstream:\n    url: nats://x\n    stream: a.b\n" + source(""), "routes.yaml:4:13: storage.jetstream.stream: \"a.b\" must be"},

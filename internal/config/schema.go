@@ -525,6 +525,39 @@ type Source struct {
 	// Reconcile asks the provider's event API for events the gateway
 	// missed (stripe, github, gitlab, paypal, paddle, square). Default: off.
 	Reconcile *Reconcile `json:"reconcile,omitzero" yaml:"reconcile,omitempty"`
+	// Rejections is the log of the source's recent refused requests (the
+	// admin API, hookgate rejected, the inspector). Default: the last 100,
+	// without bodies.
+	Rejections *Rejections `json:"rejections,omitzero" yaml:"rejections,omitempty"`
+}
+
+// Rejections says how much of a source's refused requests is kept: each
+// one's time, client address, reason, status and headers (values masked),
+// and optionally the start of its body.
+type Rejections struct {
+	Located
+	// Keep is how many of the most recent refused requests are kept, at
+	// most 1000; 0 keeps none. Default 100.
+	Keep int `json:"keep" yaml:"keep" example:"100"`
+	// BodyBytes keeps up to this much of each refused body, masked as
+	// shown bodies are (at most 64KiB). Default: none, since a forged body
+	// is whatever an attacker sent.
+	BodyBytes Size `json:"body_bytes,omitzero" yaml:"body_bytes,omitempty" example:"1KiB"`
+}
+
+// DefaultRejectionsKept is how many refused requests a source keeps
+// without a rejections block.
+const DefaultRejectionsKept = 100
+
+func (r *Rejections) setDefaults() { r.Keep = DefaultRejectionsKept }
+
+func (r *Rejections) check(d *decoder, _ *yaml.Node, what string) {
+	if r.Keep < 0 || r.Keep > 1000 {
+		d.errorAt(r.ValuePos("keep"), "%s.keep must be between 0 and 1000, got %d", what, r.Keep)
+	}
+	if r.BodyBytes > 64<<10 {
+		d.errorAt(r.ValuePos("body_bytes"), "%s.body_bytes must be at most 64KiB, got %d bytes", what, r.BodyBytes)
+	}
 }
 
 func (s *Source) setDefaults() { s.Response.Status = DefaultResponseStatus }

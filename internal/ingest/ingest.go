@@ -62,7 +62,13 @@ type Pipeline struct {
 	observer   Observer
 	secrets    SecretObserver
 	answered   func(r *http.Request, outcome, eventID string)
+	// rejections keeps refused requests per source; nil keeps none.
+	rejections *Rejections
 }
+
+// KeepRejections gives the pipeline the logs its refused requests go to:
+// its store's, which outlive a reload. Call it before Attach.
+func (p *Pipeline) KeepRejections(r *Rejections) { p.rejections = r }
 
 const (
 	rejectLogFirst      = 10

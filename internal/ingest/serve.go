@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -63,6 +64,9 @@ type answer struct {
 	rejection *rejection
 	handshake *handshakeAnswer
 	stored    *storedEvent
+	// body is the request's, when it was read: a kept rejection may show
+	// its start.
+	body []byte
 }
 
 type handshakeAnswer struct {
@@ -98,7 +102,9 @@ func (p *Pipeline) serve(w http.ResponseWriter, r *http.Request, src *source) {
 		p.write(w, r, src, start, answer{rejection: rej})
 		return
 	}
-	p.write(w, r, src, start, p.decide(r, src, body))
+	a := p.decide(r, src, body)
+	a.body = body
+	p.write(w, r, src, start, a)
 }
 
 // readBody reads the request's body within the client's share of
@@ -514,6 +520,7 @@ func (p *Pipeline) write(w http.ResponseWriter, r *http.Request, src *source, st
 	case a.rejection != nil:
 		writeRejection(w, a.rejection)
 		outcome = p.rejected(r, src, start, a.rejection)
+		p.keepRejection(r, src, a.rejection, a.body)
 		endIngestSpan(span, a.rejection.status, outcome, "")
 	case a.handshake != nil:
 		resp := a.handshake.response
@@ -568,6 +575,47 @@ func (p *Pipeline) rejected(r *http.Request, src *source, start time.Time, rej *
 	}
 	p.rejectLog.Info("request rejected", fields...)
 	return outcome
+}
+
+// keepRejection adds a refused request to its source's log of rejections:
+// its headers masked, its body only as the source asks, masked too.
+func (p *Pipeline) keepRejection(r *http.Request, src *source, rej *rejection, body []byte) {
+	if p.rejections == nil || src.RejectionsKept <= 0 {
+		return
+	}
+	rec := store.Rejection{At: p.now(), Source: src.Name, Reason: rej.reason, Status: rej.status, ClientIP: p.clientIP(r),
+		Method: r.Method, Path: r.URL.Path, Header: rejectionHeaders(r.Header, src.SecretHeaders)}
+	if rej.storage != "" {
+		rec.Reason = "unavailable"
+	}
+	if rej.err != nil {
+		rec.Detail = firstLine(rej.err.Error())
+	}
+	if n := src.RejectionBodyBytes; n > 0 && len(body) > 0 {
+		rec.Body = p.rejectedBody(src, body, n)
+	}
+	p.rejections.add(rec, src.RejectionsKept)
+}
+
+// rejectedBody is the start of a refused body, masked as shown bodies are;
+// one too large to parse cheaply is masked as text.
+func (p *Pipeline) rejectedBody(src *source, body []byte, n int) string {
+	m := p.shownMasker
+	if m == nil {
+		m = newMasker(nil)
+	}
+	var masked string
+	if len(body) <= 64<<10 {
+		masked = m.masked(src.Format, body, src.SecretFields)
+	} else if len(src.SecretFields) > 0 {
+		masked = maskedValue
+	} else {
+		masked = maskText(strings.ToValidUTF8(string(body[:n]), "\uFFFD"))
+	}
+	if len(masked) > n {
+		masked = strings.ToValidUTF8(masked[:n], "") + "…"
+	}
+	return masked
 }
 
 // accepted answers a stored event (or a duplicate of one), counts and logs

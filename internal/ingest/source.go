@@ -71,6 +71,10 @@ type Source struct {
 	// AllowIPs limits the client addresses the source answers; nil allows
 	// every address.
 	AllowIPs AddrSet
+	// RejectionsKept is how many refused requests the source's log keeps
+	// (0 keeps none); RejectionBodyBytes how much of each body, masked
+	// (0: none).
+	RejectionsKept, RejectionBodyBytes int
 }
 
 // AddrSet is an allowlist of client addresses (ipranges.Set).

@@ -35,6 +35,7 @@ import (
 //	delivery_bodies  id(16) ‖ index(2)      → a route's transformed body
 //	order       upstream 0x00 key 0x00 id(16) ‖ index(2) → empty: ordered deliveries by arrival
 //	pauses      upstream                    → its pause (JSON)
+//	rejected    source                      → its recent refused requests (JSON)
 var (
 	bucketEvents     = []byte("events")
 	bucketBodies     = []byte("bodies")
@@ -52,6 +53,8 @@ var (
 	// bucketCursors holds each source's reconciliation cursor.
 	bucketCursors = []byte("cursors")
 	bucketSegs    = []byte("segments")
+	// bucketRejected holds each source's log of refused requests.
+	bucketRejected = []byte("rejected")
 )
 
 // schemaVersion 2 keeps bodies in the body log and records in codec.go's
@@ -246,7 +249,7 @@ func openBolt(path string, timeout time.Duration) (*bbolt.DB, error) {
 func prepareBuckets(db *bbolt.DB) (lastID store.ID, version uint64, err error) {
 	version = schemaVersion
 	err = db.Update(func(tx *bbolt.Tx) error {
-		for _, name := range [][]byte{bucketEvents, bucketBodies, bucketDedup, bucketDeliveries, bucketAttempts, bucketQueue, bucketMeta, bucketLearned, bucketOrder, bucketDBodies, bucketPauses, bucketSegs, bucketCursors} {
+		for _, name := range [][]byte{bucketEvents, bucketBodies, bucketDedup, bucketDeliveries, bucketAttempts, bucketQueue, bucketMeta, bucketLearned, bucketOrder, bucketDBodies, bucketPauses, bucketSegs, bucketCursors, bucketRejected} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}

@@ -99,7 +99,10 @@ type Store struct {
 	secrets    jetstream.KeyValue
 	pauseKV    jetstream.KeyValue
 	cursorKV   jetstream.KeyValue
+	rejectedKV jetstream.KeyValue
 	subject    string // S
+	// instance names this process's keys in S_rejected.
+	instance string
 
 	mu        sync.Mutex
 	consumers map[string]jetstream.Consumer
@@ -137,7 +140,7 @@ func Open(opts Options) (*Store, error) {
 	if opts.Retention == 0 {
 		opts.Retention = 7 * 24 * time.Hour
 	}
-	s := &Store{opts: opts, now: opts.Now, subject: opts.Stream, consumers: map[string]jetstream.Consumer{},
+	s := &Store{opts: opts, now: opts.Now, subject: opts.Stream, instance: newInstanceID(), consumers: map[string]jetstream.Consumer{},
 		ackWait: map[string]time.Duration{}, inflight: map[store.DeliveryKey]jetstream.Msg{}, stop: make(chan struct{}),
 		pauses: store.NewPauseTable(nil)}
 	if s.now == nil {
@@ -241,6 +244,11 @@ func (s *Store) setup() error {
 		Storage: jetstream.FileStorage, Replicas: r, History: 1, Description: "Hookgate reconciliation cursors"})
 	if err != nil {
 		return fmt.Errorf("bucket %s_cursors: %w", S, err)
+	}
+	s.rejectedKV, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: S + "_rejected",
+		Storage: jetstream.FileStorage, Replicas: r, History: 1, TTL: 7 * 24 * time.Hour, Description: "Hookgate refused requests, per instance"})
+	if err != nil {
+		return fmt.Errorf("bucket %s_rejected: %w", S, err)
 	}
 	return nil
 }
