@@ -176,7 +176,9 @@ func (k *failingKeeper) KeepRejections(_ context.Context, logs map[string]store.
 	return nil
 }
 
-func (k *failingKeeper) Rejections(bool) (map[string]store.RejectionLog, error) { return maps.Clone(k.kept), nil }
+func (k *failingKeeper) Rejections(bool) (map[string]store.RejectionLog, error) {
+	return maps.Clone(k.kept), nil
+}
 
 // TestRejectionsWaitForAFailedWrite: a log whose write failed is read from
 // memory meanwhile, and written whole at the next flush that succeeds.
