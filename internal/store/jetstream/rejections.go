@@ -57,7 +57,12 @@ func (s *Store) Rejections(mine bool) (map[string]store.RejectionLog, error) {
 		return nil, unavailable(err)
 	}
 	out := map[string]store.RejectionLog{}
+	seen := map[string]bool{} // a listing may name a key twice
 	for k := range keys.Keys() {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
 		parts := strings.Split(k, ".")
 		if len(parts) != 3 {
 			continue
