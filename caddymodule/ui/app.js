@@ -179,7 +179,38 @@ async function setPaused(name, action, button) {
   setTimeout(() => { loadEvents(false); loadOverview(); }, 400);
 }
 
-$("filters").addEventListener("submit", (ev) => { ev.preventDefault(); loadEvents(false); });
+// The refused requests, newest first across sources (the source filter
+// narrows them): "why is Stripe getting 401?" answered on the page.
+async function loadRejected() {
+  const q = new URLSearchParams({ limit: "20" });
+  if ($("source").value) q.set("source", $("source").value);
+  const data = await api("rejected?" + q).catch(() => ({ sources: {} }));
+  const rows = [];
+  let dropped = 0;
+  for (const [source, log] of Object.entries(data.sources || {})) {
+    dropped += log.dropped || 0;
+    for (const r of log.records || []) rows.push({ ...r, source });
+  }
+  rows.sort((a, b) => b.at.localeCompare(a.at));
+  $("rejected-count").textContent = `(${rows.length} kept${dropped ? `, ${dropped} more not kept` : ""})`;
+  const tbody = $("rejected");
+  tbody.replaceChildren();
+  for (const r of rows.slice(0, 50)) {
+    const row = el("tr", { "data-source": r.source, "data-reason": r.reason },
+      el("td", {}, new Date(r.at).toLocaleString()),
+      el("td", {}, r.source),
+      el("td", {}, r.client_ip || "—"),
+      el("td", {}, r.status),
+      el("td", {}, el("span", { class: "badge dead" }, r.reason), r.detail ? " " + r.detail : ""),
+      el("td", {}, `${r.method} ${r.path}`));
+    const headers = Object.entries(r.headers || {}).map(([k, v]) => `${k}: ${v.join(", ")}`).join("\n");
+    const more = el("tr", { class: "rejected-headers", hidden: "" }, el("td", { colspan: "6" }, el("pre", {}, headers + (r.body ? "\n\n" + r.body : ""))));
+    row.addEventListener("click", () => { more.hidden = !more.hidden; });
+    tbody.append(row, more);
+  }
+}
+
+$("filters").addEventListener("submit", (ev) => { ev.preventDefault(); loadEvents(false); loadRejected(); });
 $("more").addEventListener("click", () => loadEvents(true));
 $("replay").addEventListener("click", () => act("replay"));
 $("cancel").addEventListener("click", () => act("cancel"));
@@ -190,8 +221,9 @@ window.addEventListener("hashchange", () => {
 loadEvents(false);
 loadOverview();
 loadUpstreams();
+loadRejected();
 {
   const m = location.hash.match(eventLink);
   if (m) showEvent(m[1]).catch((err) => { $("detail").hidden = false; $("detail-title").textContent = err.message; });
 }
-setInterval(() => { loadOverview(); loadUpstreams(); }, 15000);
+setInterval(() => { loadOverview(); loadUpstreams(); loadRejected(); }, 15000);

@@ -518,3 +518,54 @@ func TestInspectorDeepLinkAndAnswers(t *testing.T) {
 		t.Fatalf("the last hour's events: %v", err)
 	}
 }
+
+// TestInspectorShowsRefusedRequests: the inspector lists the refused
+// requests with their reason, and a click shows the masked headers.
+// HOOKGATE_SCREENSHOT_REJECTED=path saves the page as a PNG.
+func TestInspectorShowsRefusedRequests(t *testing.T) {
+	ctx := newBrowser(t)
+	up := newRecorder(t, "", nil)
+	passthrough := newRecorder(t, "", nil)
+	routes := fmt.Sprintf("upstreams:\n  legacy:\n    url: http://%s\nsources:\n  github:\n    path: /webhooks/github\n    provider: github\n    secrets: [gh-e2e-secret-0123456789]\n    default: [legacy]\n", up.addr)
+	dir, port, admin := newGatewayDir(t, routes, passthrough.addr)
+	g := startGateway(t, dir, port, admin)
+	g.ackGitHubEvents(t, "fine", 2)
+	forged := http.Header{"X-Hub-Signature-256": {"sha256=" + strings.Repeat("ef", 32)}, "X-Github-Event": {"push"}, "User-Agent": {"GitHub-Hookshot/e2e"}}
+	for range 3 {
+		if status, _, _ := g.post("/webhooks/github", forged, []byte(`{"forged":true}`)); status != 401 {
+			t.Fatalf("forged: %d", status)
+		}
+	}
+	inspectPort := freePort(t)
+	startInspector(t, g.adminPort, inspectPort)
+	page := fmt.Sprintf("http://127.0.0.1:%d/hookgate/ui/", inspectPort)
+	row := chromedp.CSS(`#rejected tr[data-reason="invalid_signature"]`)
+	if err := chromedp.Do(ctx, chromedp.Navigate(page), chromedp.Click(chromedp.CSS("#rejected-details summary")), chromedp.WaitVisible(row)); err != nil {
+		t.Fatalf("the refused requests: %v", err)
+	}
+	count, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#rejected-count")))
+	if err != nil || count != "(3 kept)" {
+		t.Fatalf("the panel counts %q (%v)", count, err)
+	}
+	text, err := chromedp.Run(ctx, chromedp.Text(row))
+	if err != nil || !strings.Contains(text, "github") || !strings.Contains(text, "401") || !strings.Contains(text, "POST /webhooks/github") || !strings.Contains(text, "127.0.0.1") {
+		t.Fatalf("the row reads %q (%v)", text, err)
+	}
+	headers := chromedp.CSS("#rejected tr.rejected-headers pre")
+	if err := chromedp.Do(ctx, chromedp.Click(row), chromedp.WaitVisible(headers)); err != nil {
+		t.Fatalf("opening the headers: %v", err)
+	}
+	shown, err := chromedp.Run(ctx, chromedp.Text(headers))
+	if err != nil || !strings.Contains(shown, "X-Github-Event: push") || !strings.Contains(shown, "X-Hub-Signature-256: [71 bytes]") || strings.Contains(shown, "efef") {
+		t.Fatalf("the headers read %q (%v)", shown, err)
+	}
+	if path := os.Getenv("HOOKGATE_SCREENSHOT_REJECTED"); path != "" {
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
