@@ -104,6 +104,8 @@ type Rule struct {
 	// Repeat is the least time between two alerts of the same kind about
 	// the same source and upstream.
 	Repeat time.Duration
+	// Mailer sends the alerts of FormatEmail.
+	Mailer *Mailer
 }
 
 // Rejected is the rejected condition: at least Ratio of a source's requests

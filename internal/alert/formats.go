@@ -23,7 +23,7 @@ const (
 )
 
 // Formats lists every format an alert target may name.
-var Formats = []string{FormatJSON, FormatSlack, FormatPagerDuty, FormatOpsgenie, FormatTeams}
+var Formats = []string{FormatJSON, FormatSlack, FormatPagerDuty, FormatOpsgenie, FormatTeams, FormatEmail}
 
 // severity is how urgent an alert kind is, for the services that rank.
 func (a Alert) severity() string {
@@ -86,6 +86,10 @@ func (a Alert) For(r Rule) (body []byte, path, query string) {
 		v = map[string]any{"message": truncate(a.title()+": "+a.Message, 130), "alias": a.ID, "description": truncate(a.Message, 15000),
 			"priority": priority, "source": "hookgate", "tags": []string{"hookgate", string(a.Kind)}, "details": a.details()}
 		return mustJSON(v), "/v2/alerts", ""
+	case FormatEmail:
+		if r.Mailer != nil {
+			return r.Mailer.message(a), "", ""
+		}
 	case FormatTeams:
 		color := "attention"
 		if a.State == StateResolved {

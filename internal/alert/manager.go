@@ -225,7 +225,7 @@ func (m *Manager) Stop() {
 // the alert is also recorded once the store is back. Called with m.mu
 // held; it never blocks.
 func (m *Manager) sendDirectLocked(r Rule, a Alert) {
-	if m.stopped || r.URL == "" {
+	if m.stopped || (r.URL == "" && r.Mailer == nil) {
 		return
 	}
 	key := a.key(r.Name)
@@ -266,6 +266,9 @@ func (m *Manager) sendDirectLocked(r Rule, a Alert) {
 // post sends an alert's body to its target.
 func (m *Manager) post(r Rule, a Alert) error {
 	body, path, query := a.For(r)
+	if r.Mailer != nil {
+		return r.Mailer.Send(body)
+	}
 	target := r.URL
 	if path != "" {
 		target = strings.TrimSuffix(r.URL, "/") + path
@@ -661,10 +664,14 @@ func (m *Manager) store(r raised) error {
 	if path == "" {
 		path = "/"
 	}
+	contentType := "application/json"
+	if r.rule.Mailer != nil {
+		contentType = "message/rfc822"
+	}
 	ne := &store.NewEvent{
 		Event: &store.Event{
 			Source: Source, ReceivedAt: m.now(), Method: http.MethodPost, Path: path, RawQuery: query,
-			Header: http.Header{"Content-Type": {"application/json"}, "User-Agent": {"Hookgate-Alerts"}},
+			Header: http.Header{"Content-Type": {contentType}, "User-Agent": {"Hookgate-Alerts"}},
 			Body:   body,
 		},
 		Targets: []store.Target{{Upstream: Upstream(r.rule.Name), Route: string(r.alert.Kind)}},

@@ -1,6 +1,8 @@
 package assemble
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 
 	"github.com/hookgate/hookgate/internal/alert"
@@ -35,9 +37,8 @@ func compileAlerts(cfg *config.Routes) ([]alert.Rule, map[string]deliver.Upstrea
 		if rej := a.On.Rejected; rej != nil {
 			r.Rejected = &alert.Rejected{Ratio: float64(rej.Ratio), Min: rej.Min, Window: rej.Window.Std()}
 		}
-		rules = append(rules, r)
 		name := alert.Upstream(a.Name)
-		upstreams[name] = deliver.Upstream{
+		up := deliver.Upstream{
 			// Opsgenie takes each alert at a path of its own below the URL.
 			Name: name, URL: a.To.URL.URL, Timeout: config.DefaultTimeout, Concurrency: alertConcurrency, ExactURL: a.Format != alert.FormatOpsgenie, CredentialPath: true, Headers: a.Headers,
 			Retry: deliver.RetryPolicy{
@@ -47,6 +48,15 @@ func compileAlerts(cfg *config.Routes) ([]alert.Rule, map[string]deliver.Upstrea
 				RetryOn:         deliver.DefaultRetryOn,
 			},
 		}
+		if a.Format == alert.FormatEmail && a.Email != nil && a.To.URL.URL != nil {
+			// The engine carries e-mail too: the mailer is the upstream's
+			// transport, and the URL it is given holds no credential.
+			r.Mailer = &alert.Mailer{Server: a.To.URL.URL, From: a.Email.From, To: a.Email.To}
+			sum := sha256.Sum256([]byte(a.To.URL.String() + "\x00" + a.Email.From + "\x00" + strings.Join(a.Email.To, ",")))
+			up.URL, up.Transport, up.TransportID, up.Headers = r.Mailer.Address(), r.Mailer, "email:"+hex.EncodeToString(sum[:8]), nil
+		}
+		rules = append(rules, r)
+		upstreams[name] = up
 	}
 	return rules, upstreams
 }

@@ -45,15 +45,21 @@ type Alert struct {
 	// Name names the target: 1-32 letters, digits, - or _. Required.
 	Name string `json:"name" yaml:"name"`
 	// To is the http(s) URL alerts are POSTed to, placeholders expanded;
-	// it is a credential (a Slack webhook's path is its token). Required.
+	// it is a credential (a Slack webhook's path is its token). For format
+	// email it is the mail server: smtp://[user:password@]host[:port]
+	// (STARTTLS when offered, port 587 by default) or smtps://… (TLS, port
+	// 465). Required.
 	To SecretURL `json:"to" yaml:"to"`
 	// Format is json (an event per alert), slack (an incoming-webhook
 	// message), pagerduty (Events API v2, to
 	// https://events.pagerduty.com/v2/enqueue, with routing_key), opsgenie
 	// (Alert API, to https://api.opsgenie.com with headers: {Authorization:
-	// "GenieKey …"}) or teams (a Workflows webhook's Adaptive Card).
-	// Default json.
-	Format string `json:"format,omitzero" yaml:"format,omitempty" enum:"json,slack,pagerduty,opsgenie,teams"`
+	// "GenieKey …"}), teams (a Workflows webhook's Adaptive Card) or
+	// email (a plain-text message over SMTP, with email). Default json.
+	Format string `json:"format,omitzero" yaml:"format,omitempty" enum:"json,slack,pagerduty,opsgenie,teams,email"`
+	// Email are the addresses of format email's messages. Required for
+	// format email.
+	Email *AlertEmail `json:"email,omitzero" yaml:"email,omitempty"`
 	// RoutingKey is the PagerDuty integration's routing key; required for
 	// format pagerduty, and a credential.
 	RoutingKey Secret `json:"routing_key,omitzero" yaml:"routing_key,omitempty" example:"\"{env.PAGERDUTY_ROUTING_KEY}\""`
@@ -70,6 +76,31 @@ type Alert struct {
 	// Repeat is the least time between two alerts of one kind about one
 	// source or upstream. Default 1h.
 	Repeat Duration `json:"repeat,omitzero" yaml:"repeat,omitempty" positive:"true"`
+}
+
+// AlertEmail addresses an e-mail alert target's messages.
+type AlertEmail struct {
+	Located
+	// From is the sender's address, envelope and header. Required.
+	From string `json:"from" yaml:"from" example:"hookgate@example.com"`
+	// To are the recipients' addresses. Required.
+	To []string `json:"to" yaml:"to" example:"[ops@example.com]"`
+}
+
+func (e *AlertEmail) check(d *decoder, n *yaml.Node, what string) {
+	if !e.Has("from") {
+		d.errorf(n, "%s: from is required (the sender's address)", what)
+	} else if err := alert.CheckAddress(e.From); err != nil {
+		d.errorAt(e.ValuePos("from"), "%s.from: %v", what, err)
+	}
+	if len(e.To) == 0 && !e.Failed("to") {
+		d.errorf(n, "%s: to is required (the recipients' addresses)", what)
+	}
+	for _, to := range e.To {
+		if err := alert.CheckAddress(to); err != nil {
+			d.errorAt(e.ValuePos("to"), "%s.to: %v", what, err)
+		}
+	}
 }
 
 // AlertOn lists the conditions an alert target hears about.
@@ -137,6 +168,18 @@ func (a *Alert) check(d *decoder, n *yaml.Node, what string) {
 	if a.Name != "" {
 		what = fmt.Sprintf("alert %q", a.Name)
 	}
+	mail := a.To.URL.URL != nil && (a.To.URL.Scheme == "smtp" || a.To.URL.Scheme == "smtps")
+	unresolved := a.To.URL.URL != nil && a.To.URL.Host == unresolvedHost // a check without secrets
+	switch {
+	case a.Format == alert.FormatEmail && a.To.URL.URL != nil && !mail && !unresolved:
+		d.errorAt(a.ValuePos("to"), "%s.to: format email sends to a mail server, smtp://host:port or smtps://host:port", what)
+	case a.Format != alert.FormatEmail && mail:
+		d.errorAt(a.ValuePos("to"), "%s.to: an smtp URL needs format email", what)
+	case a.Format == alert.FormatEmail && a.Email == nil:
+		d.errorf(n, "%s: format email needs email: {from: …, to: [...]}", what)
+	case a.Format != alert.FormatEmail && a.Email != nil:
+		d.errorAt(a.KeyPos("email"), "%s: email is for format email", what)
+	}
 	if !a.Has("name") {
 		d.errorf(n, "%s: name is required", what)
 	}
@@ -162,6 +205,10 @@ func (r *AlertRejected) check(d *decoder, n *yaml.Node, what string) {
 	}
 }
 
+// unresolvedHost stands for a credential URL's host in a check without
+// secrets.
+const unresolvedHost = "unresolved.invalid"
+
 // SecretURL is a URL that is also a credential: noted when written out
 // rather than as a placeholder.
 type SecretURL struct{ URL }
@@ -171,11 +218,27 @@ func (u *SecretURL) decodeNode(d *decoder, n *yaml.Node, what string) {
 	if d.noSecrets && n.Kind == yaml.ScalarNode && hasPlaceholder(n.Value) {
 		// Checked, not resolved: alerts are not sent from a check.
 		if d.credential(n, what) != "" {
-			u.URL.URL = &url.URL{Scheme: "https", Host: "unresolved.invalid", Path: "/"}
+			u.URL.URL = &url.URL{Scheme: "https", Host: unresolvedHost, Path: "/"}
 		}
 		return
 	}
-	u.URL.decodeNode(d, n, what)
+	raw := d.expanded(n, what)
+	// A mail server, for format email (Alert.check pairs them).
+	if strings.HasPrefix(raw, "smtp://") || strings.HasPrefix(raw, "smtps://") {
+		parsed, err := url.Parse(raw)
+		switch {
+		case err != nil:
+			d.errorf(n, "%s is not a URL", what)
+		case parsed.Hostname() == "":
+			d.errorf(n, "%s: the URL has no host", what)
+		case parsed.Path != "" && parsed.Path != "/" || parsed.RawQuery != "":
+			d.errorf(n, "%s: a mail server's URL is smtp://[user:password@]host[:port], without a path or query", what)
+		default:
+			u.URL.URL = parsed
+		}
+		return
+	}
+	u.URL.parse(d, n, what, raw)
 }
 
 // Alerts are the alert targets in file order; a name is used once.

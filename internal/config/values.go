@@ -150,7 +150,11 @@ func (r *Refs) decodeNode(d *decoder, n *yaml.Node, what string) {
 type URL struct{ *url.URL }
 
 func (u *URL) decodeNode(d *decoder, n *yaml.Node, what string) {
-	raw := d.expanded(n, what)
+	u.parse(d, n, what, d.expanded(n, what))
+}
+
+// parse takes raw, the node's expanded value, as an http(s) URL.
+func (u *URL) parse(d *decoder, n *yaml.Node, what, raw string) {
 	if raw == "" {
 		d.errorf(n, "%s is empty (an unset placeholder?)", what)
 		return

@@ -5,6 +5,8 @@ go 1.26.0
 require (
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.23.1
+	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6
+	github.com/emersion/go-smtp v0.25.1
 	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/hookgate/hookgate v0.0.0
 	github.com/nats-io/nats-server/v2 v2.15.2

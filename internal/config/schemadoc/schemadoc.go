@@ -267,7 +267,7 @@ var values = map[reflect.Type]valueType{
 	reflect.TypeFor[config.Expr]():            {"expression ([expr](#routing))", str()},
 	reflect.TypeFor[config.Refs]():            {"list of upstream names", oneOrMany(str())},
 	reflect.TypeFor[config.URL]():             {"http(s) URL", map[string]any{"type": "string", "pattern": `^(https?://|\{)`}},
-	reflect.TypeFor[config.SecretURL]():       {"http(s) URL, a credential", map[string]any{"type": "string", "pattern": `^(https?://|\{)`}},
+	reflect.TypeFor[config.SecretURL]():       {"http(s) or smtp(s) URL, a credential", map[string]any{"type": "string", "pattern": `^(https?://|smtps?://|\{)`}},
 	reflect.TypeFor[config.Time]():            {"RFC 3339 time: `2030-01-02T15:04:05Z`", str()},
 	reflect.TypeFor[config.Rate]():            {"rate: `50/s`, `600/m`, `3600/h`", anyOf(map[string]any{"type": "string", "pattern": `^\s*[0-9.]+\s*(/\s*[smh])?\s*$`}, map[string]any{"type": "number", "exclusiveMinimum": 0})},
 	reflect.TypeFor[config.Ratio]():           {"number in (0, 1]", map[string]any{"type": "number", "exclusiveMinimum": 0, "maximum": 1}},
