@@ -230,6 +230,17 @@ func listEvents(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
 	if f.Limit, f.Since, f.Until, f.Before, err = pageParams(r, "cursor", 50, 1000); err != nil {
 		return err
 	}
+	if term := q.Get("search"); term != "" {
+		if f.Search, err = store.ParseSearch(term); err != nil {
+			return apiError(http.StatusBadRequest, "%v", err)
+		}
+	} else if name, value, ok := strings.Cut(f.Query, ":"); ok && value != "" && g.hasSearchField(name) {
+		// The inspector's one search box: name:value of a search field.
+		f.Search, f.Query = &store.SearchTerm{Field: name, Value: value}, ""
+	}
+	if f.Search != nil && !g.hasSearchField(f.Search.Field) {
+		return apiError(http.StatusBadRequest, "search: no source has a search field %q (search_fields: %s)", f.Search.Field, strings.Join(g.searchFields(), ", "))
+	}
 	events, next, err := g.handle.store.List(f)
 	if err != nil {
 		return err
@@ -347,8 +358,10 @@ type eventView struct {
 	Host       string      `json:"host,omitempty"`
 	RemoteAddr string      `json:"remote_addr,omitempty"`
 	Headers    http.Header `json:"headers"`
-	Body       string      `json:"body"`
-	BodyBase64 bool        `json:"body_base64,omitempty"`
+	// Search are the event's search field values.
+	Search     map[string]string `json:"search,omitempty"`
+	Body       string            `json:"body"`
+	BodyBase64 bool              `json:"body_base64,omitempty"`
 	// BodyMasked says the body is shown re-encoded, with credential fields
 	// (and, with inspector.mask_bodies, personal data) masked.
 	BodyMasked  bool   `json:"body_masked,omitempty"`
@@ -387,7 +400,7 @@ func showEvent(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
 	v := eventView{
 		ID: e.ID.String(), Source: e.Source, Status: store.Status(e, rec.Deliveries), ReceivedAt: e.ReceivedAt,
 		Method: e.Method, Path: e.Path, Query: e.RawQuery, Host: e.Host, RemoteAddr: e.RemoteAddr,
-		DedupKey: e.DedupKey, Quarantined: e.Quarantined, Handshake: e.Handshake, Origin: e.Origin, Secret: e.Secret,
+		DedupKey: e.DedupKey, Quarantined: e.Quarantined, Handshake: e.Handshake, Origin: e.Origin, Secret: e.Secret, Search: e.Search,
 	}
 	if v.Origin == "" {
 		v.Origin = "webhook"
@@ -626,4 +639,22 @@ func (g *liveGateway) hasSource(name string) bool {
 		}
 	}
 	return false
+}
+
+// searchFields names the live sources' search fields, sorted.
+func (g *liveGateway) searchFields() []string {
+	var out []string
+	for _, p := range g.pipelines {
+		for _, name := range p.SearchFields() {
+			if !slices.Contains(out, name) {
+				out = append(out, name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (g *liveGateway) hasSearchField(name string) bool {
+	return slices.Contains(g.searchFields(), name)
 }

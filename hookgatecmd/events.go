@@ -32,6 +32,7 @@ func eventsCommand() *cobra.Command {
 	list.Flags().String("status", "", "pending, delivered, dead, unrouted, quarantined or canceled")
 	list.Flags().String("q", "", "part of an event id or dedup key")
 	list.Flags().String("upstream", "", "only events with a delivery to this upstream")
+	list.Flags().String("search", "", "name:value of a search field (search_fields), found through the index")
 	list.Flags().String("origin", "", "only events that came so: webhook, reconcile or redelivery")
 	list.Flags().String("since", "", "events received since: an RFC 3339 time or a duration ago (24h)")
 	list.Flags().String("until", "", "events received until: an RFC 3339 time or a duration ago")
@@ -105,7 +106,7 @@ type eventRow struct {
 
 func runEventsList(cmd *cobra.Command, _ []string) error {
 	q := url.Values{}
-	for _, name := range []string{"source", "status", "q", "cursor", "since", "until", "upstream", "origin"} {
+	for _, name := range []string{"source", "status", "q", "search", "cursor", "since", "until", "upstream", "origin"} {
 		if v, _ := cmd.Flags().GetString(name); v != "" {
 			q.Set(name, v)
 		}
@@ -288,6 +289,7 @@ type eventDetail struct {
 	RemoteAddr  string              `json:"remote_addr"`
 	DedupKey    string              `json:"dedup_key"`
 	Quarantined string              `json:"quarantined"`
+	Search      map[string]string   `json:"search"`
 	Headers     map[string][]string `json:"headers"`
 	Body        string              `json:"body"`
 	BodyBase64  bool                `json:"body_base64"`
@@ -317,6 +319,9 @@ func (e eventDetail) print(out io.Writer) {
 	}
 	if e.Quarantined != "" {
 		fmt.Fprintf(out, "quarantined: %s\n", e.Quarantined)
+	}
+	for _, name := range sortedKeys(e.Search) {
+		fmt.Fprintf(out, "search %s: %s\n", name, e.Search[name])
 	}
 	target := e.Path
 	if e.Query != "" {

@@ -63,7 +63,7 @@ async function showEvent(id) {
   $("detail").hidden = false;
   $("detail-title").textContent = `${e.source} · ${e.id} · ${e.status}`;
   const headers = Object.entries(e.headers).map(([k, v]) => `${k}: ${v.join(", ")}`).join("\n");
-  $("request").textContent = `${e.method} ${e.path}${e.query ? "?" + e.query : ""}\nHost: ${e.host}\nFrom: ${e.remote_addr}\nReceived: ${e.received_at}\nOrigin: ${e.origin}\n${e.dedup_key ? "Dedup key: " + e.dedup_key + "\n" : ""}${e.quarantined ? "Quarantined: " + e.quarantined + "\n" : ""}\n${headers}`;
+  $("request").textContent = `${e.method} ${e.path}${e.query ? "?" + e.query : ""}\nHost: ${e.host}\nFrom: ${e.remote_addr}\nReceived: ${e.received_at}\nOrigin: ${e.origin}\n${e.dedup_key ? "Dedup key: " + e.dedup_key + "\n" : ""}${e.quarantined ? "Quarantined: " + e.quarantined + "\n" : ""}${Object.entries(e.search || {}).map(([k, v]) => `Search ${k}: ${v}\n`).join("")}\n${headers}`;
   let body = e.body;
   if (!e.body_base64) { try { body = JSON.stringify(JSON.parse(e.body), null, 2); } catch (_) { /* not JSON */ } }
   $("body").textContent = body;

@@ -31,6 +31,13 @@ func compileSource(cfg *config.Routes, src *config.Source) (ingest.Source, error
 
 		RejectionsKept: config.DefaultRejectionsKept,
 	}
+	for _, f := range src.SearchFields {
+		prog, err := rules.CompileKey(f.Expr.Src)
+		if err != nil {
+			return s, cfg.Errorf(f.Expr.At, "source %s: search_fields.%s: %v", src.Name, f.Name, err)
+		}
+		s.Search = append(s.Search, ingest.SearchField{Name: f.Name, Expr: prog})
+	}
 	if r := src.Rejections; r != nil {
 		s.RejectionsKept, s.RejectionBodyBytes = r.Keep, int(r.BodyBytes)
 	}

@@ -525,6 +525,11 @@ type Source struct {
 	// Reconcile asks the provider's event API for events the gateway
 	// missed (stripe, github, gitlab, paypal, paddle, square). Default: off.
 	Reconcile *Reconcile `json:"reconcile,omitzero" yaml:"reconcile,omitempty"`
+	// SearchFields name values of each event, computed by expressions over
+	// its request as dedup keys are (body.type, headers["x-github-event"]),
+	// that the admin API, hookgate events list --search and the inspector
+	// find through an index: name:value. At most 8. Default: none.
+	SearchFields SearchFields `json:"search_fields,omitzero" yaml:"search_fields,omitempty" example:"{type: body.type, customer: body.data.object.customer}"`
 	// Rejections is the log of the source's recent refused requests (the
 	// admin API, hookgate rejected, the inspector). Default: the last 100,
 	// without bodies.

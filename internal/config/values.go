@@ -1,11 +1,14 @@
 package config
 
 import (
+	"bytes"
 	"crypto/x509"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -429,4 +432,67 @@ func validHeaderName(s string) bool {
 		}
 	}
 	return true
+}
+
+// SearchFields map a search field's name to the expression that computes
+// it, in file order.
+type SearchFields []SearchField
+
+// SearchField is one named expression.
+type SearchField struct {
+	Name string
+	Expr Expr
+}
+
+// searchFieldName keeps names short and free of the separator a query
+// uses (name:value).
+var searchFieldName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+
+// MaxSearchFields bounds a source's search fields: each is an index entry
+// per event.
+const MaxSearchFields = 8
+
+func (f *SearchFields) decodeNode(d *decoder, n *yaml.Node, what string) {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, "%s must be a mapping of field names to expressions, such as {type: body.type}", what)
+		return
+	}
+	*f = nil
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if seen[k.Value] {
+			d.errorf(k, "%s: %q appears twice", what, k.Value)
+			continue
+		}
+		seen[k.Value] = true
+		if !searchFieldName.MatchString(k.Value) {
+			d.errorf(k, "%s: %q must be 1-32 lowercase letters, digits or _, starting with a letter", what, k.Value)
+			continue
+		}
+		var e Expr
+		e.decodeNode(d, v, what+"."+k.Value)
+		*f = append(*f, SearchField{Name: k.Value, Expr: e})
+	}
+	if len(*f) > MaxSearchFields {
+		d.errorf(n, "%s: %d fields, at most %d", what, len(*f), MaxSearchFields)
+	}
+}
+
+// MarshalJSON writes the fields as one object, in file order.
+func (f SearchFields) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, field := range f {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(field.Name)
+		expr, _ := json.Marshal(field.Expr.Src)
+		b.Write(name)
+		b.WriteByte(':')
+		b.Write(expr)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }

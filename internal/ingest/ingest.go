@@ -283,6 +283,17 @@ func newEnv(src *source, method, path, rawQuery string, header http.Header, at t
 	return &rules.Env{Headers: headers, Query: query, Path: path, Method: method, Source: src.Name, Provider: src.Provider, ReceivedAt: at}
 }
 
+// SearchFields names the sources' search fields.
+func (p *Pipeline) SearchFields() []string {
+	var out []string
+	for _, s := range p.sources {
+		for _, f := range s.Search {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
 // Sources returns the source names by path, for logs and tools.
 func (p *Pipeline) Sources() map[string]string {
 	out := make(map[string]string, len(p.sources))

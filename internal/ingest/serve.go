@@ -303,6 +303,7 @@ func (p *Pipeline) event(r *http.Request, src *source, body []byte, now time.Tim
 		}
 	}
 	p.dedupKeys(src, ne, env, fastKey, verified.DedupKey, now)
+	p.searchValues(src, ne.Event, env)
 	ne.Event.Secret = verified.Secret
 	otherMode, rej := p.mode(src, env)
 	if rej != nil {
@@ -406,6 +407,25 @@ func (p *Pipeline) environment(r *http.Request, src *source, body []byte, now ti
 		p.counters.unparseable.Add(1)
 	}
 	return env, fastKey, nil
+}
+
+// searchValues computes the event's search fields: a field whose value is
+// empty, or whose expression fails on this event, is left out.
+func (p *Pipeline) searchValues(src *source, e *store.Event, env *rules.Env) {
+	for _, f := range src.Search {
+		v, err := f.Expr.Key(env)
+		if err != nil || v == "" {
+			continue
+		}
+		v = strings.ReplaceAll(v, "\x00", "") // the index separates with NUL
+		if len(v) > store.MaxSearchValue {
+			v = strings.ToValidUTF8(v[:store.MaxSearchValue], "")
+		}
+		if e.Search == nil {
+			e.Search = make(map[string]string, len(src.Search))
+		}
+		e.Search[f.Name] = v
+	}
 }
 
 // maxDedupKey bounds a dedup key as stored: a longer one (the ids of a

@@ -71,10 +71,18 @@ type Source struct {
 	// AllowIPs limits the client addresses the source answers; nil allows
 	// every address.
 	AllowIPs AddrSet
+	// Search computes the event's search values, indexed by the store.
+	Search []SearchField
 	// RejectionsKept is how many refused requests the source's log keeps
 	// (0 keeps none); RejectionBodyBytes how much of each body, masked
 	// (0: none).
 	RejectionsKept, RejectionBodyBytes int
+}
+
+// SearchField is a named search value and the expression computing it.
+type SearchField struct {
+	Name string
+	Expr *rules.Program
 }
 
 // AddrSet is an allowlist of client addresses (ipranges.Set).
@@ -236,9 +244,13 @@ func (p *Pipeline) derive(cs Source) *source {
 		s.needsEnv = true
 		s.needsBody = s.needsBody || key.NeedsBody()
 	}
+	for _, f := range s.Search {
+		s.needsEnv = true
+		s.needsBody = s.needsBody || f.Expr.NeedsBody()
+	}
 	// A source whose only use of the body is a dedup key like body.id reads
 	// that value straight from the bytes instead of parsing the body.
-	if s.Dedup != nil && len(s.Rules.Rules) == 0 && s.Live == nil && s.Gate == nil && len(p.orderKeys) == 0 {
+	if s.Dedup != nil && len(s.Rules.Rules) == 0 && s.Live == nil && s.Gate == nil && len(p.orderKeys) == 0 && len(s.Search) == 0 {
 		if path, ok := s.Dedup.BodyPath(); ok && s.Format != verify.FormatForm {
 			s.dedupPath, s.needsEnv, s.needsBody, s.bodyRequired = path, false, false, false
 		}

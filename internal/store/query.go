@@ -1,6 +1,10 @@
 package store
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // EventSummary is an event in a listing.
 type EventSummary struct {
@@ -24,6 +28,9 @@ type ListFilter struct {
 	Status State
 	// Query matches a substring of the event id or dedup key.
 	Query string
+	// Search keeps the events whose search field Field has the value
+	// Value, exactly; nil keeps every event.
+	Search *SearchTerm
 	// Upstream keeps the events with a delivery to it; Origin those that
 	// came so (webhook, reconcile, redelivery). Empty means any.
 	Upstream, Origin string
@@ -34,9 +41,26 @@ type ListFilter struct {
 	Limit  int
 }
 
+// SearchTerm is a query of one search field: name:value.
+type SearchTerm struct {
+	Field, Value string
+}
+
+// ParseSearch reads name:value.
+func ParseSearch(q string) (*SearchTerm, error) {
+	field, value, ok := strings.Cut(q, ":")
+	if !ok || field == "" || value == "" {
+		return nil, fmt.Errorf("search: want name:value, such as type:invoice.paid, got %q", q)
+	}
+	return &SearchTerm{Field: field, Value: value}, nil
+}
+
 // Keeps reports whether an event and its deliveries pass the filter's
-// origin and upstream.
+// search term, origin and upstream.
 func (f ListFilter) Keeps(e *Event, ds []Delivery) bool {
+	if f.Search != nil && e.Search[f.Search.Field] != f.Search.Value {
+		return false
+	}
 	switch {
 	case f.Origin == "webhook" && e.Origin != "",
 		f.Origin != "" && f.Origin != "webhook" && e.Origin != f.Origin:

@@ -79,9 +79,15 @@ type Event struct {
 	// is one) of the span that ingested the event, when the request was
 	// traced; each delivery attempt is a span of that trace.
 	Trace map[string]string `json:"trace,omitempty"`
+	// Search holds the values of the source's search fields, by name, as
+	// computed when the event arrived; the store indexes them.
+	Search map[string]string `json:"search,omitempty"`
 	// Body is the request body, byte for byte.
 	Body []byte `json:"-"`
 }
+
+// MaxSearchValue bounds a search field's stored value, in bytes.
+const MaxSearchValue = 200
 
 // OriginReconcile marks an event fetched from the provider's event API by
 // reconciliation, not received as a webhook.

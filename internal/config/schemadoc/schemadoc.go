@@ -280,6 +280,7 @@ var values = map[reflect.Type]valueType{
 	reflect.TypeFor[config.DeliveryHeaders](): {"header names to values", stringMap()},
 	reflect.TypeFor[config.RouteHeaders]():    {"header names to templates", stringMap()},
 	reflect.TypeFor[config.ProviderOptions](): {"option names to values", stringMap()},
+	reflect.TypeFor[config.SearchFields]():    {"field names to expressions, at most 8", map[string]any{"type": "object", "maxProperties": config.MaxSearchFields, "propertyNames": map[string]any{"pattern": "^[a-z][a-z0-9_]{0,31}$"}, "additionalProperties": str()}},
 	reflect.TypeFor[json.RawMessage]():        {"Caddy's `http` transport, as JSON", map[string]any{"type": "object"}},
 	reflect.TypeFor[[]string]():               {"list of strings", oneOrMany(str())},
 	reflect.TypeFor[string]():                 {"string", str()},

@@ -36,6 +36,7 @@ import (
 //	order       upstream 0x00 key 0x00 id(16) ‖ index(2) → empty: ordered deliveries by arrival
 //	pauses      upstream                    → its pause (JSON)
 //	rejected    source                      → its recent refused requests (JSON)
+//	search      field 0x00 value 0x00 id(16) → empty: the events with that search value
 var (
 	bucketEvents     = []byte("events")
 	bucketBodies     = []byte("bodies")
@@ -55,6 +56,8 @@ var (
 	bucketSegs    = []byte("segments")
 	// bucketRejected holds each source's log of refused requests.
 	bucketRejected = []byte("rejected")
+	// bucketSearch indexes the events' search fields.
+	bucketSearch = []byte("search")
 )
 
 // schemaVersion 2 keeps bodies in the body log and records in codec.go's
@@ -249,7 +252,7 @@ func openBolt(path string, timeout time.Duration) (*bbolt.DB, error) {
 func prepareBuckets(db *bbolt.DB) (lastID store.ID, version uint64, err error) {
 	version = schemaVersion
 	err = db.Update(func(tx *bbolt.Tx) error {
-		for _, name := range [][]byte{bucketEvents, bucketBodies, bucketDedup, bucketDeliveries, bucketAttempts, bucketQueue, bucketMeta, bucketLearned, bucketOrder, bucketDBodies, bucketPauses, bucketSegs, bucketCursors, bucketRejected} {
+		for _, name := range [][]byte{bucketEvents, bucketBodies, bucketDedup, bucketDeliveries, bucketAttempts, bucketQueue, bucketMeta, bucketLearned, bucketOrder, bucketDBodies, bucketPauses, bucketSegs, bucketCursors, bucketRejected, bucketSearch} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}

@@ -42,6 +42,7 @@ const (
 	evBody
 	evOrigin
 	evSecret
+	evSearch
 )
 
 // Delivery record tags.
@@ -191,6 +192,7 @@ func encodeEvent(e *store.Event) []byte {
 	if e.Secret > 0 {
 		b = binary.AppendUvarint(append(b, evSecret), uint64(e.Secret))
 	}
+	b = putStringMap(b, evSearch, e.Search)
 	return b
 }
 
@@ -420,6 +422,8 @@ func decodeEvent(v []byte, e *store.Event) (ref bodyRef, ok bool, err error) {
 			e.Origin = r.string()
 		case evSecret:
 			e.Secret = int(r.uvarint())
+		case evSearch:
+			e.Search = r.stringMap()
 		case evBody:
 			ref.segment = r.uvarint()
 			ref.offset = int64(r.uvarint())

@@ -63,6 +63,9 @@ func (s *Store) Ingest(ctx context.Context, e *store.NewEvent) (store.IngestResu
 		if err := putEvent(tx, e.Event.ID, appendBodyRef(meta, body)); err != nil {
 			return err
 		}
+		if err := putSearch(tx, e.Event.ID, e.Event.Search); err != nil {
+			return err
+		}
 		if err := countSegment(tx, body.segment, 1); err != nil {
 			return err
 		}

@@ -73,3 +73,32 @@ func seenBefore(tx *bbolt.Tx, key []byte, now time.Time) (store.ID, bool) {
 	copy(id[:], v[:16])
 	return id, true
 }
+
+// searchPrefix is where the index keys of field's value begin.
+func searchPrefix(field, value string) []byte {
+	b := make([]byte, 0, len(field)+len(value)+2+16)
+	b = append(append(b, field...), 0)
+	return append(append(b, value...), 0)
+}
+
+// putSearch indexes an event's search values.
+func putSearch(tx *bbolt.Tx, id store.ID, values map[string]string) error {
+	b := tx.Bucket(bucketSearch)
+	for field, value := range values {
+		if err := b.Put(append(searchPrefix(field, value), id[:]...), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteSearch removes an event's index keys.
+func deleteSearch(tx *bbolt.Tx, id []byte, values map[string]string) error {
+	b := tx.Bucket(bucketSearch)
+	for field, value := range values {
+		if err := b.Delete(append(searchPrefix(field, value), id...)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

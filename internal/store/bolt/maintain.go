@@ -282,6 +282,9 @@ func deleteEvent(tx *bbolt.Tx, id []byte, emptied *[]uint64) error {
 			}
 		}
 	}
+	if err := deleteSearch(tx, id, e.Search); err != nil {
+		return err
+	}
 	if ref != nil {
 		left, err := addToSegment(tx, ref.segment, -1)
 		if err != nil {

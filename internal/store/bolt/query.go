@@ -26,7 +26,8 @@ func deliveriesOf(tx *bbolt.Tx, id []byte) ([]store.Delivery, error) {
 }
 
 // List returns events matching f, newest first, and the id to pass as
-// Before for the next page (nil at the end).
+// Before for the next page (nil at the end). A search term reads the
+// search index instead of every event.
 func (s *Store) List(f store.ListFilter) ([]store.EventSummary, *store.ID, error) {
 	if f.Limit <= 0 || f.Limit > 1000 {
 		f.Limit = 50
@@ -34,27 +35,14 @@ func (s *Store) List(f store.ListFilter) ([]store.EventSummary, *store.ID, error
 	var out []store.EventSummary
 	var next *store.ID
 	err := s.db.View(func(tx *bbolt.Tx) error {
-		c := tx.Bucket(bucketEvents).Cursor()
-		var k, v []byte
-		switch {
-		case f.Before != nil:
-			// The first key at or after Before; the page starts just below it.
-			if k, _ = c.Seek(f.Before[:]); k != nil {
-				k, v = c.Prev()
-			} else {
-				k, v = c.Last()
-			}
-		case !f.Until.IsZero():
-			until := idAt(f.Until.Add(time.Millisecond))
-			if k, _ = c.Seek(until[:]); k == nil {
-				k, v = c.Last()
-			} else {
-				k, v = c.Prev()
-			}
-		default:
-			k, v = c.Last()
+		events := tx.Bucket(bucketEvents)
+		var walk func() (k, v []byte)
+		if f.Search != nil {
+			walk = searchWalk(tx.Bucket(bucketSearch).Cursor(), events, f)
+		} else {
+			walk = eventsWalk(events.Cursor(), f)
 		}
-		for ; k != nil; k, v = c.Prev() {
+		for k, v := walk(); k != nil; k, v = walk() {
 			var id store.ID
 			copy(id[:], k)
 			if !f.Since.IsZero() && id.Time().Before(f.Since.Truncate(time.Millisecond)) {
@@ -89,6 +77,77 @@ func (s *Store) List(f store.ListFilter) ([]store.EventSummary, *store.ID, error
 		return nil
 	})
 	return out, next, err
+}
+
+// upperBound is the first id a listing leaves out: Before, or the one
+// just past Until; nil when neither is set.
+func upperBound(f store.ListFilter) []byte {
+	switch {
+	case f.Before != nil:
+		return f.Before[:]
+	case !f.Until.IsZero():
+		until := idAt(f.Until.Add(time.Millisecond))
+		return until[:]
+	}
+	return nil
+}
+
+// eventsWalk walks the events bucket from the newest event below the
+// filter's upper bound down.
+func eventsWalk(c *bbolt.Cursor, f store.ListFilter) func() ([]byte, []byte) {
+	started := false
+	return func() ([]byte, []byte) {
+		if started {
+			return c.Prev()
+		}
+		started = true
+		bound := upperBound(f)
+		if bound == nil {
+			return c.Last()
+		}
+		// The first key at or after the bound; the walk starts just below it.
+		if k, _ := c.Seek(bound); k != nil {
+			return c.Prev()
+		}
+		return c.Last()
+	}
+}
+
+// searchWalk walks the index keys of the filter's search term, newest
+// event first, below the filter's upper bound, and gives each event's id
+// and record.
+func searchWalk(c *bbolt.Cursor, events *bbolt.Bucket, f store.ListFilter) func() ([]byte, []byte) {
+	prefix := searchPrefix(f.Search.Field, f.Search.Value)
+	started := false
+	return func() ([]byte, []byte) {
+		for {
+			var k []byte
+			if started {
+				k, _ = c.Prev()
+			} else {
+				started = true
+				bound := upperBound(f)
+				if bound == nil {
+					bound = bytes.Repeat([]byte{0xff}, 16)
+				}
+				if k, _ = c.Seek(append(bytes.Clone(prefix), bound...)); k != nil {
+					k, _ = c.Prev()
+				} else {
+					k, _ = c.Last()
+				}
+			}
+			if k == nil || !bytes.HasPrefix(k, prefix) {
+				return nil, nil
+			}
+			if len(k) != len(prefix)+16 {
+				continue // values hold no NUL, so this is only a damaged key
+			}
+			id := k[len(prefix):]
+			if v := events.Get(id); v != nil {
+				return id, v
+			}
+		}
+	}
 }
 
 // Cancel ends an event's pending deliveries: they are not retried and stay
