@@ -61,6 +61,7 @@ var adminRoutes = map[string]func(w http.ResponseWriter, r *http.Request, g *liv
 	"POST /hookgate/secrets/{source}/reveal":   revealSecret,
 	"POST /hookgate/sources/{name}/reconcile":  reconcileSource,
 	"GET /hookgate/rejected":                   listRejected,
+	"GET /hookgate/listen/{source}":            listenAdmin,
 }
 
 // adminMux routes /hookgate/ by method and path; what it does not know

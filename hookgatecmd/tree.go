@@ -16,7 +16,7 @@ import (
 func subcommands() []*cobra.Command {
 	return []*cobra.Command{
 		validateRoutesCommand(), routeCommand(), sendCommand(), providersCommand(), keysCommand(),
-		eventsCommand(), replayCommand(), reconcileCommand(), rejectedCommand(), statsCommand(), upstreamsCommand(), secretsCommand(),
+		eventsCommand(), replayCommand(), reconcileCommand(), rejectedCommand(), listenCommand(), statsCommand(), upstreamsCommand(), secretsCommand(),
 		backupCommand(), inspectCommand(), compactCommand(), migrateCommand(),
 	}
 }

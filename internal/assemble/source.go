@@ -31,6 +31,9 @@ func compileSource(cfg *config.Routes, src *config.Source) (ingest.Source, error
 
 		RejectionsKept: config.DefaultRejectionsKept,
 	}
+	for _, t := range src.ListenTokens {
+		s.ListenTokens = append(s.ListenTokens, ingest.ListenToken{Token: string(t.Token), Raw: t.Raw})
+	}
 	for _, f := range src.SearchFields {
 		prog, err := rules.CompileKey(f.Expr.Src)
 		if err != nil {

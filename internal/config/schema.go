@@ -530,10 +530,40 @@ type Source struct {
 	// that the admin API, hookgate events list --search and the inspector
 	// find through an index: name:value. At most 8. Default: none.
 	SearchFields SearchFields `json:"search_fields,omitzero" yaml:"search_fields,omitempty" example:"{type: body.type, customer: body.data.object.customer}"`
+	// ListenTokens let hookgate listen stream the source's stored events to
+	// a developer's machine (GET /hookgate/listen/<source>, on the admin
+	// endpoint or wherever the operator routes hookgate_listen). Each is
+	// a bearer token of at least 24 characters; one with raw: true gets
+	// bodies unmasked. Default: none, and the stream is refused.
+	ListenTokens []*ListenToken `json:"listen_tokens,omitzero" yaml:"listen_tokens,omitempty"`
 	// Rejections is the log of the source's recent refused requests (the
 	// admin API, hookgate rejected, the inspector). Default: the last 100,
 	// without bodies.
 	Rejections *Rejections `json:"rejections,omitzero" yaml:"rejections,omitempty"`
+}
+
+// ListenToken is a token that may stream a source's events.
+type ListenToken struct {
+	Located
+	// Token is the bearer token, a credential. Required.
+	Token Secret `json:"token" yaml:"token" example:"\"{env.STRIPE_LISTEN_TOKEN}\""`
+	// Raw streams bodies as stored, not masked as shown bodies are
+	// (inspector.mask_bodies) and without masking credential fields.
+	// Default false.
+	Raw bool `json:"raw,omitzero" yaml:"raw,omitempty"`
+}
+
+// MinListenToken is the shortest listen token accepted.
+const MinListenToken = 24
+
+func (l *ListenToken) check(d *decoder, n *yaml.Node, what string) {
+	switch {
+	case !l.Has("token"):
+		d.errorf(n, "%s: token is required", what)
+	case d.noSecrets && hasPlaceholder(string(l.Token)):
+	case len(l.Token) < MinListenToken:
+		d.errorAt(l.ValuePos("token"), "%s.token: %d characters, at least %d (or its placeholder is empty)", what, len(l.Token), MinListenToken)
+	}
 }
 
 // Rejections says how much of a source's refused requests is kept: each

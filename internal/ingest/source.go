@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"crypto/subtle"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -71,12 +72,21 @@ type Source struct {
 	// AllowIPs limits the client addresses the source answers; nil allows
 	// every address.
 	AllowIPs AddrSet
+	// ListenTokens may stream the source's events (hookgate listen).
+	ListenTokens []ListenToken
 	// Search computes the event's search values, indexed by the store.
 	Search []SearchField
 	// RejectionsKept is how many refused requests the source's log keeps
 	// (0 keeps none); RejectionBodyBytes how much of each body, masked
 	// (0: none).
 	RejectionsKept, RejectionBodyBytes int
+}
+
+// ListenToken is a bearer token that may stream a source's events; Raw
+// ones get bodies unmasked.
+type ListenToken struct {
+	Token string
+	Raw   bool
 }
 
 // SearchField is a named search value and the expression computing it.
@@ -298,4 +308,30 @@ func orDefault(n, def int) int {
 		return n
 	}
 	return def
+}
+
+// Listener is what a listen token grants on a source.
+type Listener struct {
+	// Source and Provider name the source and its preset ("" for a
+	// declared scheme).
+	Source, Provider string
+	// Raw streams bodies unmasked.
+	Raw bool
+}
+
+// Listen checks a listen token for source, in constant time against each
+// configured one, and says what it grants; ok is false for an unknown
+// source, a source without tokens, or a wrong token.
+func (p *Pipeline) Listen(source, token string) (l Listener, ok bool) {
+	for _, s := range p.sources {
+		if s.Name != source {
+			continue
+		}
+		for _, t := range s.ListenTokens {
+			if subtle.ConstantTimeCompare([]byte(t.Token), []byte(token)) == 1 {
+				l, ok = Listener{Source: s.Name, Provider: s.Provider, Raw: t.Raw}, true
+			}
+		}
+	}
+	return l, ok
 }

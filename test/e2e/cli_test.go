@@ -8,7 +8,7 @@ import (
 
 // hookgateCommands are the subcommands of the one top-level `hookgate`
 // command that Hookgate adds to Caddy.
-var hookgateCommands = []string{"events", "replay", "rejected", "stats", "send", "route", "validate-routes", "providers", "compact", "migrate", "inspect", "secrets", "backup"}
+var hookgateCommands = []string{"events", "replay", "rejected", "listen", "stats", "send", "route", "validate-routes", "providers", "compact", "migrate", "inspect", "secrets", "backup"}
 
 func runBinary(t *testing.T, args ...string) (string, error) {
 	t.Helper()

@@ -300,10 +300,11 @@ var named = map[reflect.Type]struct {
 	key  string // how the reference writes the chosen name
 	list bool
 }{
-	reflect.TypeFor[config.Upstreams](): {reflect.TypeFor[config.Upstream](), "<name>", false},
-	reflect.TypeFor[config.Sources]():   {reflect.TypeFor[config.Source](), "<name>", false},
-	reflect.TypeFor[config.Alerts]():    {reflect.TypeFor[config.Alert](), "[]", true},
-	reflect.TypeFor[[]*config.Route]():  {reflect.TypeFor[config.Route](), "[]", true},
+	reflect.TypeFor[config.Upstreams]():      {reflect.TypeFor[config.Upstream](), "<name>", false},
+	reflect.TypeFor[config.Sources]():        {reflect.TypeFor[config.Source](), "<name>", false},
+	reflect.TypeFor[config.Alerts]():         {reflect.TypeFor[config.Alert](), "[]", true},
+	reflect.TypeFor[[]*config.Route]():       {reflect.TypeFor[config.Route](), "[]", true},
+	reflect.TypeFor[[]*config.ListenToken](): {reflect.TypeFor[config.ListenToken](), "[]", true},
 }
 
 func elemType(t reflect.Type) reflect.Type {
