@@ -132,11 +132,13 @@ func scrapeMetricNames(t *testing.T) map[string]bool {
 	waitFor(t, "the delivery", 20*time.Second, func() bool { return len(up.byEvent()) == 1 })
 	var metrics string
 	// The dead series exists from the start at 0, so only the delivered
-	// count says the attempt has been recorded (its duration is observed
-	// before it is counted).
-	waitFor(t, "the attempt counted", 10*time.Second, func() bool {
+	// count says the attempt was recorded; and a scrape collects the
+	// counters and the histograms concurrently, so it is no snapshot:
+	// wait until one scrape shows both.
+	waitFor(t, "the attempt counted and timed", 10*time.Second, func() bool {
 		_, metrics = g.adminRaw("GET", "/metrics")
-		return strings.Contains(metrics, `caddy_hookgate_delivery_attempts_total{outcome="delivered",upstream="legacy"} 1`+"\n")
+		return strings.Contains(metrics, `caddy_hookgate_delivery_attempts_total{outcome="delivered",upstream="legacy"} 1`+"\n") &&
+			strings.Contains(metrics, `caddy_hookgate_delivery_duration_seconds_count{upstream="legacy"} 1`+"\n")
 	})
 	exported := map[string]bool{}
 	for _, m := range regexp.MustCompile(`(?m)^(caddy_hookgate_[a-z0-9_]+)[{ ]`).FindAllStringSubmatch(metrics, -1) {
