@@ -159,8 +159,8 @@ func requestCounts() map[string]map[string]float64 {
 	return out
 }
 
-// observeAttempt records the duration before the count, so a scrape that
-// sees an attempt counted also sees its duration.
+// observeAttempt records an attempt's duration and outcome. A scrape
+// collects the two concurrently, so it may see one without the other.
 func observeAttempt(upstream, outcome string, took time.Duration) {
 	deliverySeconds.WithLabelValues(upstream).Observe(took.Seconds())
 	deliveriesTotal.WithLabelValues(upstream, outcome).Inc()
