@@ -408,18 +408,7 @@ func showEvent(w http.ResponseWriter, r *http.Request, g *liveGateway) error {
 	}
 	secretHeaders, secretFields := g.maskedParts(e.Source)
 	v.Headers = maskedHeaders(e.Header, secretHeaders)
-	body := e.Body
-	if masked, ok := maskBodyFields(body, secretFields); ok {
-		body, v.BodyMasked = masked, true
-	}
-	if shown, ok := g.shownBody(e.Source, body); ok {
-		body, v.BodyMasked = shown, true
-	}
-	if utf8.Valid(body) {
-		v.Body = string(body)
-	} else {
-		v.Body, v.BodyBase64 = base64.StdEncoding.EncodeToString(body), true
-	}
+	v.Body, v.BodyBase64, v.BodyMasked = g.bodyAsShown(e, secretFields, true)
 	for _, d := range rec.Deliveries {
 		attempts := rec.Attempts[d.Key.Index]
 		if attempts == nil {
@@ -658,4 +647,23 @@ func (g *liveGateway) searchFields() []string {
 
 func (g *liveGateway) hasSearchField(name string) bool {
 	return slices.Contains(g.searchFields(), name)
+}
+
+// bodyAsShown is an event's body as the admin API shows it: credential
+// fields and, when the configuration asks, personal data masked (unless
+// mask is false), as text, or base64 when it is not UTF-8.
+func (g *liveGateway) bodyAsShown(e *store.Event, secretFields []string, mask bool) (body string, isBase64, masked bool) {
+	b := e.Body
+	if mask {
+		if m, ok := maskBodyFields(b, secretFields); ok {
+			b, masked = m, true
+		}
+		if shown, ok := g.shownBody(e.Source, b); ok {
+			b, masked = shown, true
+		}
+	}
+	if utf8.Valid(b) {
+		return string(b), false, masked
+	}
+	return base64.StdEncoding.EncodeToString(b), true, masked
 }

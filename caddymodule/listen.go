@@ -3,7 +3,6 @@ package caddymodule
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -249,20 +247,7 @@ func (g *liveGateway) listened(e *store.Event, grant ingest.Listener) ListenedEv
 		}
 		v.Headers[name] = values
 	}
-	body := e.Body
-	if !grant.Raw {
-		if masked, ok := maskBodyFields(body, secretFields); ok {
-			body, v.BodyMasked = masked, true
-		}
-		if shown, ok := g.shownBody(e.Source, body); ok {
-			body, v.BodyMasked = shown, true
-		}
-	}
-	if utf8.Valid(body) {
-		v.Body = string(body)
-	} else {
-		v.Body, v.BodyBase64 = base64.StdEncoding.EncodeToString(body), true
-	}
+	v.Body, v.BodyBase64, v.BodyMasked = g.bodyAsShown(e, secretFields, !grant.Raw)
 	return v
 }
 

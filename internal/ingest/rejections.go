@@ -72,26 +72,28 @@ func NewRejections(keeper store.RejectionKeeper, log *zap.Logger) *Rejections {
 
 func newRejectionLimiter() *rate.Limiter { return rate.NewLimiter(rejectionRate, rejectionBurst) }
 
-// add keeps rec in its source's log of at most keep records, unless the
-// log's rate is spent (then it is counted as dropped). It never blocks on
-// the store.
-func (r *Rejections) add(rec store.Rejection, keep int) {
+// add keeps the record build makes in source's log of at most keep
+// records, unless the log's rate is spent: then the refusal is only
+// counted as dropped, and build (which copies and masks the headers) is
+// not called, so a flood costs a lock and a token. It never blocks on the
+// store.
+func (r *Rejections) add(source string, at time.Time, keep int, build func() store.Rejection) {
 	if r == nil || keep <= 0 {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	ring := r.sources[rec.Source]
+	ring := r.sources[source]
 	if ring == nil {
 		ring = &rejectionRing{limiter: newRejectionLimiter()}
-		r.sources[rec.Source] = ring
+		r.sources[source] = ring
 	}
-	r.dirty[rec.Source] = true
-	if !ring.limiter.AllowN(rec.At, 1) {
+	r.dirty[source] = true
+	if !ring.limiter.AllowN(at, 1) {
 		ring.Dropped++
 		return
 	}
-	ring.Records = append(ring.Records, rec)
+	ring.Records = append(ring.Records, build())
 	if over := len(ring.Records) - keep; over > 0 {
 		ring.Records = slices.Delete(ring.Records, 0, over)
 	}

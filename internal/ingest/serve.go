@@ -603,18 +603,21 @@ func (p *Pipeline) keepRejection(r *http.Request, src *source, rej *rejection, b
 	if p.rejections == nil || src.RejectionsKept <= 0 {
 		return
 	}
-	rec := store.Rejection{At: p.now(), Source: src.Name, Reason: rej.reason, Status: rej.status, ClientIP: p.clientIP(r),
-		Method: r.Method, Path: r.URL.Path, Header: rejectionHeaders(r.Header, src.SecretHeaders)}
-	if rej.storage != "" {
-		rec.Reason = "unavailable"
-	}
-	if rej.err != nil {
-		rec.Detail = firstLine(rej.err.Error())
-	}
-	if n := src.RejectionBodyBytes; n > 0 && len(body) > 0 {
-		rec.Body = p.rejectedBody(src, body, n)
-	}
-	p.rejections.add(rec, src.RejectionsKept)
+	now := p.now()
+	p.rejections.add(src.Name, now, src.RejectionsKept, func() store.Rejection {
+		rec := store.Rejection{At: now, Source: src.Name, Reason: rej.reason, Status: rej.status, ClientIP: p.clientIP(r),
+			Method: r.Method, Path: r.URL.Path, Header: rejectionHeaders(r.Header, src.SecretHeaders)}
+		if rej.storage != "" {
+			rec.Reason = "unavailable"
+		}
+		if rej.err != nil {
+			rec.Detail = firstLine(rej.err.Error())
+		}
+		if n := src.RejectionBodyBytes; n > 0 && len(body) > 0 {
+			rec.Body = p.rejectedBody(src, body, n)
+		}
+		return rec
+	})
 }
 
 // rejectedBody is the start of a refused body, masked as shown bodies are;
