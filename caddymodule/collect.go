@@ -23,7 +23,7 @@ var stateCollector = &liveCollector{
 		paused:  prometheus.NewDesc("caddy_hookgate_upstream_paused", "1 while an upstream is paused, per store and upstream.", []string{"store", "upstream"}, nil),
 	},
 	counts:     &statsCache{every: statsEvery, byStore: map[string]cachedStats{}},
-	storeBytes: prometheus.NewDesc("caddy_hookgate_store_bytes", "Bytes the store takes on disk, per store file and kind (db: the bbolt file, bodies: the body segments).", []string{"store", "kind"}, nil),
+	storeBytes: prometheus.NewDesc("caddy_hookgate_store_bytes", "Bytes the store takes on disk, per store file and kind (db: the bbolt file, bodies: the body segments, log: the write-ahead log).", []string{"store", "kind"}, nil),
 	freeBytes:  prometheus.NewDesc("caddy_hookgate_store_free_bytes", "Bytes free on the store's file system, for the gateway's user.", []string{"store"}, nil),
 	fsBytes:    prometheus.NewDesc("caddy_hookgate_store_filesystem_bytes", "Size of the store's file system.", []string{"store"}, nil),
 }
@@ -83,6 +83,7 @@ func (c *liveCollector) Collect(ch chan<- prometheus.Metric) {
 			if u, err := du.DiskUsage(); err == nil {
 				ch <- prometheus.MustNewConstMetric(c.storeBytes, prometheus.GaugeValue, float64(u.DB), path, "db")
 				ch <- prometheus.MustNewConstMetric(c.storeBytes, prometheus.GaugeValue, float64(u.Bodies), path, "bodies")
+				ch <- prometheus.MustNewConstMetric(c.storeBytes, prometheus.GaugeValue, float64(u.Log), path, "log")
 				ch <- prometheus.MustNewConstMetric(c.freeBytes, prometheus.GaugeValue, float64(u.Free), path)
 				ch <- prometheus.MustNewConstMetric(c.fsBytes, prometheus.GaugeValue, float64(u.Size), path)
 			}

@@ -71,6 +71,7 @@ func (s *Store) snapshot(w io.Writer) (int64, error) {
 	s.bodies.hold()
 	defer s.bodies.release()
 	cw := &countingWriter{w: w}
+	s.caughtUp()
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		segs, err := s.bodies.copies()
 		if err != nil {

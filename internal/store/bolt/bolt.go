@@ -4,12 +4,14 @@
 package bolt
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -74,11 +76,15 @@ type Options struct {
 	OpenTimeout time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// Logf, when set, is told of an upgrade of the file's format at open.
+	// Logf, when set, is told of an upgrade of the file's format at open,
+	// of the events applied from the write-ahead log, and of failures to
+	// apply logged events.
 	Logf func(format string, args ...any)
 	// SegmentSize is the size past which the body log starts a new
 	// segment; 0 means 64 MiB. Tests make it small to exercise removal.
 	SegmentSize int64
+	// WALSegmentSize is the same for the write-ahead log; 0 means 16 MiB.
+	WALSegmentSize int64
 }
 
 // Store is the embedded store: one bbolt file, writes group-committed.
@@ -95,11 +101,21 @@ type Store struct {
 	frameBuf  []byte
 	refBuf    []bodyRef
 
-	// Writes whose bodies are on disk, waiting for the committer; readySignal
-	// tells it there are some.
-	readyMu     sync.Mutex
-	ready       []*writeOp
-	readySignal chan struct{}
+	// Writes logged or passed on by the writer, waiting for the applier.
+	toApply handoff
+
+	wal      *writeAheadLog
+	inflight inflight
+	walSeq   uint64 // the writer's last sequence number
+	// loggedSeq is the last event logged (ACKed), appliedSeq the last one
+	// in bbolt; appliedSignal is closed and replaced when appliedSeq moves.
+	loggedSeq     atomic.Uint64
+	appliedSeq    atomic.Uint64
+	appliedMu     sync.Mutex
+	appliedSignal chan struct{}
+	// applyErr is set while logged events cannot be applied.
+	applyErr atomic.Pointer[error]
+	logf     func(format string, args ...any)
 
 	writes    chan *writeOp
 	sendMu    sync.RWMutex // senders hold it shared; Close takes it to stop sends
@@ -147,10 +163,14 @@ func Open(path string, opts Options) (_ *Store, err error) {
 	// One way out on failure: whatever was opened is closed, and the error
 	// names the store.
 	var bodies *bodyLog
+	var wal *writeAheadLog
 	defer func() {
 		if err != nil {
 			if bodies != nil {
 				bodies.close()
+			}
+			if wal != nil {
+				wal.close()
 			}
 			db.Close()
 			err = fmt.Errorf("opening store %s: %w", path, err)
@@ -163,23 +183,45 @@ func Open(path string, opts Options) (_ *Store, err error) {
 	if bodies, err = openBodyLog(bodyLogDir(path), opts.SegmentSize); err != nil {
 		return nil, err
 	}
+	walID, applied, err := walIdentity(db)
+	if err != nil {
+		return nil, fmt.Errorf("reading the write-ahead log's identity: %w", err)
+	}
+	wal, unapplied, newest, err := openWAL(path, walID, applied, opts.WALSegmentSize)
+	if err != nil {
+		return nil, err
+	}
 	// The file and the body log's folder may be new: make their names, and
 	// those of the folders made for them, durable before anything is ACKed.
 	if err := syncFoldersUpTo(filepath.Dir(path), top); err != nil {
 		return nil, err
 	}
 	s := &Store{
-		bodies:      bodies,
-		db:          db,
-		path:        path,
-		now:         opts.Now,
-		writes:      make(chan *writeOp, maxBatch),
-		readySignal: make(chan struct{}, 1),
-		closing:     make(chan struct{}),
-		writerEnd:   make(chan struct{}),
-		leased:      map[store.DeliveryKey]struct{}{},
+		bodies:    bodies,
+		db:        db,
+		path:      path,
+		now:       opts.Now,
+		writes:    make(chan *writeOp, maxBatch),
+		closing:   make(chan struct{}),
+		writerEnd: make(chan struct{}),
+		leased:    map[store.DeliveryKey]struct{}{},
+		wal:       wal,
+		walSeq:    newest,
+		logf:      opts.Logf,
 	}
+	if s.logf == nil {
+		s.logf = func(string, ...any) {}
+	}
+	s.toApply.signal = make(chan struct{}, 1)
+	s.appliedSignal = make(chan struct{})
+	s.appliedSeq.Store(applied)
+	s.loggedSeq.Store(newest)
 	bodies.inUse = s.segmentsInUse
+	for _, ev := range unapplied {
+		if bytes.Compare(ev.id[:], lastID[:]) > 0 {
+			lastID = ev.id
+		}
+	}
 	s.ids.Continue(lastID)
 	if version == 1 {
 		if err := s.upgrade(opts.Logf); err != nil {
@@ -188,6 +230,9 @@ func Open(path string, opts Options) (_ *Store, err error) {
 	}
 	if err := s.removeUnreferencedSegments(); err != nil {
 		return nil, fmt.Errorf("removing body segments no event refers to: %w", err)
+	}
+	if err := s.applyUnapplied(unapplied); err != nil {
+		return nil, err
 	}
 	if s.pauses, err = loadPauses(db); err != nil {
 		return nil, fmt.Errorf("reading paused upstreams: %w", err)
@@ -309,7 +354,34 @@ func (s *Store) Close() error {
 		close(s.closing)
 		s.sendMu.Unlock()
 		<-s.writerEnd
-		s.closeErr = errors.Join(s.db.Close(), s.bodies.close())
+		s.closeErr = errors.Join(s.db.Close(), s.bodies.close(), s.wal.close())
 	})
 	return s.closeErr
+}
+
+// applyUnapplied brings bbolt up to date with the events the log holds
+// after the last one it applied (those ACKed before a crash or power cut,
+// and maybe the group being logged then), in their order, before the store
+// takes a write.
+func (s *Store) applyUnapplied(evs []*loggedEvent) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	start := time.Now()
+	for batch := range slices.Chunk(evs, maxBatch) {
+		ops := make([]*writeOp, len(batch))
+		for i, ev := range batch {
+			ops[i] = &writeOp{fn: ev.apply, body: ev.body, hasBody: true, event: ev}
+		}
+		if err := s.appendBodies(ops); err != nil {
+			return fmt.Errorf("applying %d events from the write-ahead log: %w", len(evs), err)
+		}
+		_, err := s.tryCommit(ops)
+		s.settleBodies(ops)
+		if err != nil {
+			return fmt.Errorf("applying %d events from the write-ahead log: %w", len(evs), err)
+		}
+	}
+	s.logf("applied %d events from the write-ahead log %s in %s", len(evs), walDir(s.path), time.Since(start).Round(time.Millisecond))
+	return nil
 }

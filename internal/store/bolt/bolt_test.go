@@ -155,8 +155,9 @@ func TestConcurrentCopiesMakeOneEvent(t *testing.T) {
 	}
 }
 
-// TestConcurrentWritesShareCommits: writes that arrive while a commit runs
-// have their bodies synced meanwhile and share the next commit.
+// TestConcurrentWritesShareCommits: events that arrive while a commit runs
+// are logged and ACKed meanwhile, without waiting for it, and share the
+// next commit.
 func TestConcurrentWritesShareCommits(t *testing.T) {
 	c := &clock{now: time.Unix(1700000000, 0)}
 	s := openTest(t, "", c)
@@ -178,17 +179,17 @@ func TestConcurrentWritesShareCommits(t *testing.T) {
 			}
 		}()
 	}
-	// Wait until every writer's body is synced and the write waits behind
-	// the blocked commit.
-	for s.readyCount() < writers {
-		time.Sleep(time.Millisecond)
+	// Every event is ACKed while the commit is still blocked.
+	wg.Wait()
+	if n := s.toApplyCount(); n != writers {
+		t.Fatalf("%d events wait to be applied, want %d", n, writers)
 	}
 	before := s.Commits()
 	close(release)
 	if err := <-blocked; err != nil {
 		t.Fatal(err)
 	}
-	wg.Wait()
+	s.caughtUp()
 	if got := s.Commits() - before; got != 2 {
 		t.Fatalf("%d writes queued during one commit took %d commits, want 2 (the blocker, then one batch)", writers, got)
 	}
@@ -384,10 +385,10 @@ func TestSingleUseToken(t *testing.T) {
 	}
 }
 
-func (s *Store) readyCount() int {
-	s.readyMu.Lock()
-	defer s.readyMu.Unlock()
-	return len(s.ready)
+func (s *Store) toApplyCount() int {
+	s.toApply.mu.Lock()
+	defer s.toApply.mu.Unlock()
+	return len(s.toApply.ops)
 }
 
 // TestMaxSize: past max_size the store refuses new events as unavailable

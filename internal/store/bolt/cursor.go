@@ -33,6 +33,7 @@ func (s *Store) SetCursor(ctx context.Context, scope string, c store.Cursor) err
 // Seen implements store.Cursors.
 func (s *Store) Seen(source, key string) (bool, error) {
 	var seen bool
+	s.caughtUp()
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		_, seen = seenBefore(tx, dedupKey(source, key), s.now())
 		return nil

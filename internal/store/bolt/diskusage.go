@@ -14,7 +14,8 @@ import (
 
 // DiskUsage is what the store takes on disk, and what its file system has
 // left: the blocks of the bbolt file and of the body log's segments (as du
-// counts them: bbolt grows its file sparsely, ahead of its data), and the
+// counts them: bbolt grows its file sparsely, ahead of its data) and of
+// the write-ahead log's, and the
 // file system's free and total bytes (statfs, as df shows them to a
 // non-root user).
 func (s *Store) DiskUsage() (store.DiskUsage, error) {
@@ -24,16 +25,11 @@ func (s *Store) DiskUsage() (store.DiskUsage, error) {
 		return u, err
 	}
 	u.DB = db
-	entries, err := os.ReadDir(bodyLogDir(s.path))
-	if err != nil && !os.IsNotExist(err) {
+	if u.Bodies, err = allocatedIn(bodyLogDir(s.path)); err != nil {
 		return u, err
 	}
-	for _, e := range entries {
-		if e.Type().IsRegular() {
-			if n, err := allocated(filepath.Join(bodyLogDir(s.path), e.Name())); err == nil {
-				u.Bodies += n
-			}
-		}
+	if u.Log, err = allocatedIn(walDir(s.path)); err != nil {
+		return u, err
 	}
 	var fs unix.Statfs_t
 	if err := unix.Statfs(s.path, &fs); err != nil {
@@ -42,6 +38,23 @@ func (s *Store) DiskUsage() (store.DiskUsage, error) {
 	u.Free = int64(fs.Bavail) * int64(fs.Bsize)
 	u.Size = int64(fs.Blocks) * int64(fs.Bsize)
 	return u, nil
+}
+
+// allocatedIn is the bytes of the blocks the files in dir take.
+func allocatedIn(dir string) (int64, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
+		return 0, err
+	}
+	var total int64
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			if n, err := allocated(filepath.Join(dir, e.Name())); err == nil {
+				total += n
+			}
+		}
+	}
+	return total, nil
 }
 
 // allocated is the bytes of the blocks a file takes.

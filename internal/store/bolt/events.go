@@ -45,6 +45,7 @@ func (s *Store) readEvent(tx *bbolt.Tx, id store.ID) (*store.Event, error) {
 // Event implements store.Store.
 func (s *Store) Event(id store.ID) (*store.EventRecord, error) {
 	rec := &store.EventRecord{Attempts: map[uint16][]store.Attempt{}}
+	s.caughtUp()
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		e, err := s.readEvent(tx, id)
 		if err != nil {
@@ -79,6 +80,7 @@ func (s *Store) Event(id store.ID) (*store.EventRecord, error) {
 // QueuedUpstreams implements store.Store.
 func (s *Store) QueuedUpstreams() ([]string, error) {
 	var names []string
+	s.caughtUp()
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketQueue).ForEachBucket(func(name []byte) error {
 			if first, _ := tx.Bucket(bucketQueue).Bucket(name).Cursor().First(); first != nil {

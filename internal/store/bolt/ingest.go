@@ -13,80 +13,94 @@ import (
 	"github.com/hookgate/hookgate/internal/store"
 )
 
-// Ingest implements store.Store.
+// Ingest implements store.Store. It returns once the event is in the
+// write-ahead log, on disk; bbolt holds it a moment later.
 func (s *Store) Ingest(ctx context.Context, e *store.NewEvent) (store.IngestResult, error) {
 	now := s.now()
-	var dk, gk []byte
+	var keys [3][]byte
 	if e.DedupKey != "" {
-		dk = dedupKey(e.Event.Source, e.DedupKey)
+		keys[keyDedup] = dedupKey(e.Event.Source, e.DedupKey)
 	}
 	if e.DigestKey != "" {
 		// Separators 0, 1 and 2 keep dedup, token and digest keys apart.
-		gk = append(append([]byte(e.Event.Source), 2), e.DigestKey...)
+		keys[keyDigest] = append(append([]byte(e.Event.Source), 2), e.DigestKey...)
 	}
-	// A duplicate found in a snapshot that is already on disk needs no write.
-	if id, ok := s.durableDuplicate(now, dk, gk); ok {
+	if e.ReplayKey != "" {
+		keys[keyReplay] = append(append([]byte(e.Event.Source), 1), e.ReplayKey...)
+	}
+	if err := checkKeySizes(keys, e.Event.Search); err != nil {
+		return store.IngestResult{}, err
+	}
+	for {
+		mine, held, kind := s.inflight.claim(keys)
+		if held == nil {
+			return s.ingestClaimed(ctx, e, now, keys, mine)
+		}
+		// A copy is being logged or applied: its answer is this one's.
+		select {
+		case <-held.logged:
+		case <-ctx.Done():
+			return store.IngestResult{}, ctx.Err()
+		}
+		if held.err != nil {
+			continue // it was not stored: look again
+		}
+		if kind == keyReplay {
+			return store.IngestResult{Replayed: true}, nil
+		}
+		return store.IngestResult{ID: held.id, Duplicate: true}, nil
+	}
+}
+
+// ingestClaimed stores an event whose keys it holds in the in-flight
+// index, unless bbolt has seen one of them.
+func (s *Store) ingestClaimed(ctx context.Context, e *store.NewEvent, now time.Time, keys [3][]byte, mine *claim) (store.IngestResult, error) {
+	if id, kind, ok := s.durableSeen(now, keys); ok {
+		s.inflight.drop(mine, errNotClaimed)
+		if kind == keyReplay {
+			return store.IngestResult{Replayed: true}, nil
+		}
 		return store.IngestResult{ID: id, Duplicate: true}, nil
 	}
 	if err := s.full(); err != nil {
+		s.inflight.drop(mine, err)
 		return store.IngestResult{}, err
 	}
 	s.sizeCap.wrote(len(e.Event.Body))
-	var rk []byte
-	if e.ReplayKey != "" {
-		// Another byte than a dedup key's separator: the two never collide.
-		rk = append(append([]byte(e.Event.Source), 1), e.ReplayKey...)
-	}
 	e.Event.ID = s.ids.Next(now)
-	meta := encodeEvent(e.Event)
-	var result store.IngestResult
-	err := s.updateWithBody(ctx, e.Event.Body, func(tx *bbolt.Tx, body bodyRef) error {
-		result = store.IngestResult{ID: e.Event.ID}
-		for _, k := range [][]byte{dk, gk} {
-			if k == nil {
-				continue
-			}
-			if id, ok := seenBefore(tx, k, now); ok {
-				result = store.IngestResult{ID: id, Duplicate: true}
-				return nil
-			}
-		}
-		if rk != nil {
-			if _, ok := seenBefore(tx, rk, now); ok {
-				result = store.IngestResult{Replayed: true}
-				return nil
-			}
-			if err := putSeen(tx, rk, e.Event.ID, e.ReplayUntil); err != nil {
-				return err
-			}
-		}
-		if err := putEvent(tx, e.Event.ID, appendBodyRef(meta, body)); err != nil {
-			return err
-		}
-		if err := putSearch(tx, e.Event.ID, e.Event.Search); err != nil {
-			return err
-		}
-		if err := countSegment(tx, body.segment, 1); err != nil {
-			return err
-		}
-		for _, k := range [][]byte{dk, gk} {
-			if k == nil {
-				continue
-			}
-			if err := putSeen(tx, k, e.Event.ID, e.DedupUntil); err != nil {
-				return err
-			}
-		}
-		return addDeliveries(tx, e.Event.ID, 0, e.Targets, now)
-	})
-	if err != nil {
+	ev := &loggedEvent{
+		id: e.Event.ID, now: now,
+		dedupKey: keys[keyDedup], digestKey: keys[keyDigest], replayKey: keys[keyReplay],
+		dedupUntil: e.DedupUntil, replayUntil: e.ReplayUntil,
+		meta: encodeEvent(e.Event), search: e.Event.Search, body: e.Event.Body, targets: e.Targets,
+	}
+	if mine != nil {
+		mine.id = e.Event.ID
+	}
+	if err := s.logEvent(ctx, ev, mine); err != nil {
+		s.inflight.drop(mine, err)
 		return store.IngestResult{}, err
 	}
-	if !result.Duplicate && !result.Replayed {
-		s.pending.Add(int64(len(e.Targets)))
-		s.queued(upstreamsOf(e.Targets)...)
+	if mine != nil {
+		close(mine.logged)
 	}
-	return result, nil
+	return store.IngestResult{ID: e.Event.ID}, nil
+}
+
+// checkKeySizes refuses, before anything is logged, keys bbolt could not
+// store: a logged event must always apply.
+func checkKeySizes(keys [3][]byte, search map[string]string) error {
+	for _, k := range keys {
+		if len(k) > bbolt.MaxKeySize {
+			return fmt.Errorf("dedup key of %d bytes: longer than the store takes (%d)", len(k), bbolt.MaxKeySize)
+		}
+	}
+	for field, value := range search {
+		if n := len(field) + len(value) + 2 + len(store.ID{}); n > bbolt.MaxKeySize {
+			return fmt.Errorf("search field %s: value of %d bytes, longer than the store indexes", field, len(value))
+		}
+	}
+	return nil
 }
 
 // addDeliveries stores and queues deliveries for an event, numbered from first.
@@ -158,29 +172,28 @@ func upstreamsOf(targets []store.Target) []string {
 	return out
 }
 
-// durableDuplicate looks the keys up, in one read transaction, in a
-// snapshot that is on disk; nil keys are skipped.
-func (s *Store) durableDuplicate(now time.Time, dk, gk []byte) (store.ID, bool) {
-	if dk == nil && gk == nil {
-		return store.ID{}, false
+// durableSeen looks the keys up in bbolt, in one read transaction; nil
+// keys are skipped, and kind says which key was found. Only an applied
+// event writes keys, and its claim is released once its commit is on
+// disk: so a key found here is on disk, even in a snapshot whose commit is
+// still being synced, and a key being committed is still claimed.
+func (s *Store) durableSeen(now time.Time, keys [3][]byte) (id store.ID, kind int, ok bool) {
+	if keys[0] == nil && keys[1] == nil && keys[2] == nil {
+		return store.ID{}, 0, false
 	}
-	var id store.ID
-	var ok bool
 	_ = s.db.View(func(tx *bbolt.Tx) error {
-		if uint64(tx.ID()) > s.durableTx.Load() {
-			return nil
-		}
-		if dk != nil {
-			if id, ok = seenBefore(tx, dk, now); ok {
+		for i, k := range keys {
+			if k == nil {
+				continue
+			}
+			if id, ok = seenBefore(tx, k, now); ok {
+				kind = i
 				return nil
 			}
 		}
-		if gk != nil {
-			id, ok = seenBefore(tx, gk, now)
-		}
 		return nil
 	})
-	return id, ok
+	return id, kind, ok
 }
 
 func putDelivery(tx *bbolt.Tx, d *store.Delivery) error {

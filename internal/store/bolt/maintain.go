@@ -115,6 +115,7 @@ func (s *Store) Replay(ctx context.Context, f store.ReplayFilter) (store.ReplayR
 		return nil
 	}
 	if f.DryRun {
+		s.caughtUp()
 		err := s.db.View(scan)
 		return res, err
 	}
@@ -360,6 +361,7 @@ func Compact(dst, src string) error {
 // pending delivery, and the transformed bodies of its deliveries.
 func (s *Store) EachPending(fn func(rec *store.EventRecord, bodies map[uint16][]byte) error) error {
 	var ids []store.ID
+	s.caughtUp()
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		seen := map[store.ID]bool{}
 		return tx.Bucket(bucketQueue).ForEachBucket(func(name []byte) error {
@@ -436,5 +438,8 @@ func linkBodyLog(dst, src string) error {
 	return SyncDir(dst)
 }
 
-// RemoveBodyLog removes the body log folder of a store file at path.
-func RemoveBodyLog(path string) error { return os.RemoveAll(bodyLogDir(path)) }
+// RemoveBodyLog removes the body log and write-ahead log folders of a store
+// file at path: what goes with the file when it is replaced.
+func RemoveBodyLog(path string) error {
+	return errors.Join(os.RemoveAll(bodyLogDir(path)), os.RemoveAll(walDir(path)))
+}

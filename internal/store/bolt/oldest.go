@@ -11,6 +11,7 @@ import (
 // queues only, not every delivery as Stats does.
 func (s *Store) OldestPendingByUpstream() (map[string]time.Time, error) {
 	out := map[string]time.Time{}
+	s.caughtUp()
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketQueue).ForEachBucket(func(name []byte) error {
 			if t, ok := oldestQueued(tx.Bucket(bucketQueue).Bucket(name)); ok {

@@ -34,6 +34,7 @@ func (s *Store) List(f store.ListFilter) ([]store.EventSummary, *store.ID, error
 	}
 	var out []store.EventSummary
 	var next *store.ID
+	s.caughtUp()
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		events := tx.Bucket(bucketEvents)
 		var walk func() (k, v []byte)
@@ -197,6 +198,7 @@ func (s *Store) Cancel(ctx context.Context, id store.ID) (int, error) {
 func (s *Store) Stats() (store.Stats, error) {
 	st := store.Stats{Upstreams: map[string]store.UpstreamStats{}}
 	now := s.now()
+	s.caughtUp()
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		st.Events = tx.Bucket(bucketEvents).Stats().KeyN
 		c := tx.Bucket(bucketEvents).Cursor()
@@ -263,6 +265,7 @@ func oldestQueued(q *bbolt.Bucket) (time.Time, bool) {
 func (s *Store) OldestPending() (time.Time, bool) {
 	var oldest time.Time
 	found := false
+	s.caughtUp()
 	_ = s.db.View(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketQueue).ForEachBucket(func(name []byte) error {
 			if t, ok := oldestQueued(tx.Bucket(bucketQueue).Bucket(name)); ok && (!found || t.Before(oldest)) {
@@ -297,6 +300,7 @@ func (s *Store) Timeline(since time.Time) (points []store.TimelinePoint, truncat
 		}
 		return i
 	}
+	s.caughtUp()
 	err = s.db.View(func(tx *bbolt.Tx) error {
 		from := idAt(start)
 		c := tx.Bucket(bucketEvents).Cursor()

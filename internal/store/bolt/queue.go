@@ -38,6 +38,7 @@ func (s *Store) queued(upstreams ...string) {
 // Claim implements store.Queue. Leases live in memory: the process that
 // holds the file lock is the only one delivering from it.
 func (s *Store) Claim(_ context.Context, upstream string, now time.Time, limit int) (store.Claimed, error) {
+	s.caughtUp() // before the lock: the applier takes it to notify
 	s.leaseMu.Lock()
 	defer s.leaseMu.Unlock()
 	var c store.Claimed
@@ -59,6 +60,7 @@ func (s *Store) Claim(_ context.Context, upstream string, now time.Time, limit i
 // order, leased or not, and leases none: what a tool or a test looks at.
 func (s *Store) Due(upstream string, now time.Time, limit int) ([]store.Task, error) {
 	var c store.Claimed
+	s.caughtUp()
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		var err error
 		c, err = s.due(tx, upstream, now, limit, nil)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync"
+	"time"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -20,6 +22,11 @@ type writeOp struct {
 	framed  bool
 	ref     bodyRef
 	done    chan error
+	// event, when set, is an ingested event: it is logged in the
+	// write-ahead log first, done is answered once it is, and fn applies
+	// it to bbolt later. claim is released then.
+	event *loggedEvent
+	claim *claim
 }
 
 var writeOpPool = sync.Pool{New: func() any { return &writeOp{done: make(chan error, 1)} }}
@@ -30,27 +37,11 @@ func (s *Store) update(ctx context.Context, fn func(*bbolt.Tx) error) error {
 	return s.write(ctx, nil, false, func(tx *bbolt.Tx, _ bodyRef) error { return fn(tx) })
 }
 
-// updateWithBody is update for a write that stores a body: the body is
-// appended to the body log and synced before the transaction commits, and
-// fn is told where it is.
-func (s *Store) updateWithBody(ctx context.Context, body []byte, fn func(*bbolt.Tx, bodyRef) error) error {
-	return s.write(ctx, body, true, fn)
-}
-
 func (s *Store) write(ctx context.Context, body []byte, hasBody bool, fn func(*bbolt.Tx, bodyRef) error) error {
 	op := writeOpPool.Get().(*writeOp)
 	op.fn, op.body, op.hasBody, op.framed = fn, body, hasBody, false
-	s.sendMu.RLock()
-	if s.closed {
-		s.sendMu.RUnlock()
-		return fmt.Errorf("%w: closed", store.ErrUnavailable)
-	}
-	select {
-	case s.writes <- op:
-		s.sendMu.RUnlock()
-	case <-ctx.Done():
-		s.sendMu.RUnlock()
-		return ctx.Err()
+	if err := s.send(ctx, op); err != nil {
+		return err
 	}
 	// Once queued, the op is always answered; wait for it even if ctx ends,
 	// so the caller never reports failure for a write that landed.
@@ -60,20 +51,79 @@ func (s *Store) write(ctx context.Context, body []byte, hasBody bool, fn func(*b
 	return err
 }
 
-// writer and committer are the two stages of a write. The writer takes
-// whatever writes are queued, appends their bodies to the body log with
-// one write and one fdatasync, and hands them to the committer; the
-// committer takes every write handed over when its last commit finishes
-// and commits them in one bbolt transaction. So a write's body is synced
-// while the commit before it runs, the batch size follows the load, and
-// an idle store commits a lone write at once; and a commit never refers
-// to a body that is not on disk.
+// logEvent queues an ingested event and returns once it is in the
+// write-ahead log: on disk, and applied to bbolt later, in order.
+func (s *Store) logEvent(ctx context.Context, ev *loggedEvent, c *claim) error {
+	// Not pooled: the op lives on after its answer, until it is applied.
+	op := &writeOp{fn: ev.apply, body: ev.body, hasBody: true, done: make(chan error, 1), event: ev, claim: c}
+	if err := s.send(ctx, op); err != nil {
+		return err
+	}
+	return <-op.done
+}
+
+// send queues op for the writer.
+func (s *Store) send(ctx context.Context, op *writeOp) error {
+	s.sendMu.RLock()
+	defer s.sendMu.RUnlock()
+	if s.closed {
+		return fmt.Errorf("%w: closed", store.ErrUnavailable)
+	}
+	select {
+	case s.writes <- op:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// handoff passes ops from one stage of the writer to the next, in order.
+type handoff struct {
+	mu     sync.Mutex
+	ops    []*writeOp
+	signal chan struct{}
+}
+
+func (h *handoff) put(ops []*writeOp) {
+	if len(ops) == 0 {
+		return
+	}
+	h.mu.Lock()
+	h.ops = append(h.ops, ops...)
+	h.mu.Unlock()
+	select {
+	case h.signal <- struct{}{}:
+	default:
+	}
+}
+
+// take moves up to maxBatch ops into batch.
+func (h *handoff) take(batch *[]*writeOp) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := min(len(h.ops), maxBatch)
+	*batch = append((*batch)[:0], h.ops[:n]...)
+	rest := copy(h.ops, h.ops[n:])
+	clear(h.ops[rest:])
+	h.ops = h.ops[:rest]
+	return n > 0
+}
+
+// writer and applier are the two stages of a write. The writer takes
+// whatever writes are queued, logs the ingested events among them in the
+// write-ahead log with one write and one fdatasync, answers those, and
+// hands every write to the applier; the applier takes every write handed
+// over when its last commit finishes, appends their bodies to the body
+// log (one write, one fdatasync) and commits them in one bbolt
+// transaction. So an ingested event waits for one fdatasync, the next
+// group gathers while one syncs, batch sizes follow the load, and a
+// commit never refers to a body that is not on disk.
 func (s *Store) writer() {
-	bodiesEnd, committerEnd := make(chan struct{}), make(chan struct{})
-	go s.committer(bodiesEnd, committerEnd)
+	writerDone, applierEnd := make(chan struct{}), make(chan struct{})
+	go s.applier(writerDone, applierEnd)
 	defer func() {
-		close(bodiesEnd)
-		<-committerEnd
+		close(writerDone)
+		<-applierEnd
 		close(s.writerEnd)
 	}()
 	group := make([]*writeOp, 0, maxBatch)
@@ -94,52 +144,70 @@ func (s *Store) writer() {
 				break fill
 			}
 		}
-		if err := s.appendBodies(group); err != nil {
-			for _, op := range group {
-				op.done <- fmt.Errorf("%w: %v", store.ErrUnavailable, err)
-			}
-			continue
-		}
-		s.readyMu.Lock()
-		s.ready = append(s.ready, group...)
-		s.readyMu.Unlock()
-		select {
-		case s.readySignal <- struct{}{}:
-		default:
-		}
+		s.toApply.put(s.logGroup(group))
 	}
 }
 
-// committer commits what the writer hands over until the writer ends, then
+// logGroup logs the ingested events of a group in one frame and answers
+// them, and returns the ops left to apply: all but the events the log
+// refused.
+func (s *Store) logGroup(group []*writeOp) []*writeOp {
+	evs := s.wal.group[:0]
+	for _, op := range group {
+		if op.event != nil {
+			s.walSeq++
+			op.event.seq = s.walSeq
+			evs = append(evs, op.event)
+		}
+	}
+	if len(evs) == 0 {
+		return group
+	}
+	var err error
+	if stuck := s.applyErr.Load(); stuck != nil {
+		// Logging more than bbolt can take would only grow the log.
+		err = fmt.Errorf("%w: the store cannot apply the events it logged: %v", store.ErrUnavailable, *stuck)
+	} else if err = s.wal.append(evs); err != nil {
+		err = fmt.Errorf("%w: %v", store.ErrUnavailable, err)
+	} else {
+		s.loggedSeq.Store(evs[len(evs)-1].seq)
+		for _, ev := range evs {
+			s.pending.Add(int64(len(ev.targets)))
+		}
+	}
+	clear(evs)
+	s.wal.group = evs
+	kept := group[:0]
+	for _, op := range group {
+		if op.event != nil {
+			op.done <- err
+			if err != nil {
+				continue
+			}
+		}
+		kept = append(kept, op)
+	}
+	return kept
+}
+
+// applier applies what the writer hands over until the writer ends, then
 // what is left.
-func (s *Store) committer(bodiesEnd, end chan struct{}) {
+func (s *Store) applier(writerDone, end chan struct{}) {
 	defer close(end)
 	batch := make([]*writeOp, 0, maxBatch)
 	for {
 		select {
-		case <-s.readySignal:
-		case <-bodiesEnd:
-			for s.takeReady(&batch) {
-				s.commit(batch)
+		case <-s.toApply.signal:
+		case <-writerDone:
+			for s.toApply.take(&batch) {
+				s.apply(batch)
 			}
 			return
 		}
-		for s.takeReady(&batch) {
-			s.commit(batch)
+		for s.toApply.take(&batch) {
+			s.apply(batch)
 		}
 	}
-}
-
-// takeReady moves up to maxBatch handed-over writes into batch.
-func (s *Store) takeReady(batch *[]*writeOp) bool {
-	s.readyMu.Lock()
-	defer s.readyMu.Unlock()
-	n := min(len(s.ready), maxBatch)
-	*batch = append((*batch)[:0], s.ready[:n]...)
-	rest := copy(s.ready, s.ready[n:])
-	clear(s.ready[rest:])
-	s.ready = s.ready[:rest]
-	return n > 0
 }
 
 func (s *Store) refuseQueued() {
@@ -153,44 +221,168 @@ func (s *Store) refuseQueued() {
 	}
 }
 
+// apply appends a batch's bodies to the body log, then commits it.
+func (s *Store) apply(batch []*writeOp) {
+	if err := s.appendBodies(batch); err != nil {
+		s.refused(batch, fmt.Errorf("%w: %v", store.ErrUnavailable, err))
+		return
+	}
+	s.commit(batch)
+}
+
 // commit runs a batch of writes, whose bodies are on disk, in one write
 // transaction.
 func (s *Store) commit(batch []*writeOp) {
-	failed := -1
-	var txID uint64
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	failed, err := s.tryCommit(batch)
+	if err == nil {
+		s.committed(batch)
+		return
+	}
+	if failed >= 0 && len(batch) > 1 {
+		// One write failed and rolled back the others: run each on its own.
+		for _, op := range batch {
+			s.commit([]*writeOp{op})
+		}
+		return
+	}
+	if failed < 0 {
+		// The commit itself failed (disk full, I/O error): nothing landed.
+		err = fmt.Errorf("%w: %v", store.ErrUnavailable, err)
+	}
+	s.refused(batch, err)
+}
+
+// tryCommit runs a batch in one transaction that also records the last
+// logged event it applies. failed is the index of the write that failed,
+// or -1 when the commit did.
+func (s *Store) tryCommit(batch []*writeOp) (failed int, err error) {
+	failed = -1
+	var txID, applied uint64
+	err = s.db.Update(func(tx *bbolt.Tx) error {
 		txID = uint64(tx.ID())
 		for i, op := range batch {
 			if err := op.fn(tx, op.ref); err != nil {
 				failed = i
 				return err
 			}
+			if op.event != nil {
+				applied = op.event.seq
+			}
 		}
-		return nil
+		if applied == 0 {
+			return nil
+		}
+		return tx.Bucket(bucketMeta).Put(keyWALApplied, binary.BigEndian.AppendUint64(nil, applied))
 	})
 	if err == nil {
 		s.durableTx.Store(txID)
 		s.commits.Add(1)
-		s.settleBodies(batch)
-		for _, op := range batch {
-			op.done <- nil
+		if applied > 0 {
+			s.appliedTo(applied)
 		}
-		return
 	}
-	if failed < 0 || len(batch) == 1 {
-		s.settleBodies(batch)
-		// The commit itself failed (disk full, I/O error): nothing landed.
-		if failed < 0 {
-			err = fmt.Errorf("%w: %v", store.ErrUnavailable, err)
-		}
-		for _, op := range batch {
-			op.done <- err
-		}
-		return
-	}
-	// One write failed and rolled back the others: run each on its own.
+	return failed, err
+}
+
+// committed answers a committed batch's writes, and lets the events among
+// them be seen: their keys leave the in-flight index and their upstreams
+// are told (their deliveries were counted as pending once logged).
+func (s *Store) committed(batch []*writeOp) {
+	s.settleBodies(batch)
+	var upstreams []string
 	for _, op := range batch {
-		s.commit([]*writeOp{op})
+		if op.event == nil {
+			op.done <- nil
+			continue
+		}
+		s.inflight.release(op.claim)
+		for _, t := range op.event.targets {
+			if !slices.Contains(upstreams, t.Upstream) {
+				upstreams = append(upstreams, t.Upstream)
+			}
+		}
+	}
+	if len(upstreams) > 0 {
+		s.queued(upstreams...)
+	}
+}
+
+// refused answers the writes of a batch that did not land with err. The
+// logged events among them were ACKed: they are applied again until they
+// land or the store closes (the log keeps them for the next open), and
+// meanwhile no new event is logged.
+func (s *Store) refused(batch []*writeOp, err error) {
+	var logged []*writeOp
+	for _, op := range batch {
+		if op.event != nil {
+			logged = append(logged, op)
+			continue
+		}
+		s.settleBodies([]*writeOp{op})
+		op.done <- err
+	}
+	if len(logged) == 0 {
+		return
+	}
+	wait := 50 * time.Millisecond
+	for {
+		s.applyErr.Store(&err)
+		s.logf("applying %d logged events to the store failed (retrying in %s): %v", len(logged), wait, err)
+		select {
+		case <-s.closing:
+			s.settleBodies(logged)
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+		if err = s.appendBodies(logged); err != nil {
+			continue
+		}
+		if _, err = s.tryCommit(logged); err == nil {
+			s.applyErr.Store(nil)
+			s.committed(logged)
+			return
+		}
+	}
+}
+
+// appliedTo records that every logged event up to seq is in bbolt, wakes
+// the reads waiting for it, and removes the log segments it empties.
+func (s *Store) appliedTo(seq uint64) {
+	s.appliedMu.Lock()
+	s.appliedSeq.Store(seq)
+	close(s.appliedSignal)
+	s.appliedSignal = make(chan struct{})
+	s.appliedMu.Unlock()
+	if err := s.wal.trim(seq); err != nil {
+		s.logf("removing applied write-ahead log segments: %v", err)
+	}
+}
+
+// caughtUp waits, for a read, until bbolt holds every event ACKed before
+// the call (a few milliseconds at most), so a read after an ACK finds its
+// event. While the store cannot apply them it waits a second, then reads
+// what bbolt has.
+func (s *Store) caughtUp() {
+	target := s.loggedSeq.Load()
+	var timeout <-chan time.Time
+	for {
+		s.appliedMu.Lock()
+		signal := s.appliedSignal
+		s.appliedMu.Unlock()
+		if s.appliedSeq.Load() >= target {
+			return
+		}
+		if timeout == nil {
+			timeout = time.After(time.Second)
+		}
+		select {
+		case <-signal:
+		case <-timeout:
+			return
+		case <-s.closing:
+			return
+		}
 	}
 }
 
