@@ -23,7 +23,7 @@ func newAlerts(st store.Backend, logger *zap.Logger) *alert.Manager {
 	}); ok {
 		opts.Size = func() (int64, int64, error) {
 			u, err := capped.DiskUsage()
-			return u.DB + u.Bodies, capped.MaxSize(), err
+			return u.DB + u.Bodies + u.Log, capped.MaxSize(), err
 		}
 	}
 	return alert.New(opts)

@@ -81,7 +81,8 @@ type snapshotter interface {
 func boltSpec(path string) storeSpec {
 	return storeSpec{key: path, open: func(logger *zap.Logger) (openStore, error) {
 		st, err := bolt.Open(path, bolt.Options{OpenTimeout: 3 * time.Second,
-			Logf: func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) }})
+			Logf:  func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
+			Warnf: func(format string, args ...any) { logger.Error(fmt.Sprintf(format, args...)) }})
 		if err != nil {
 			return openStore{}, err
 		}

@@ -97,9 +97,8 @@ type Storage struct {
 	// Retention is how long events and their dedup keys are kept. Default
 	// 168h (7d).
 	Retention Duration `json:"retention,omitzero" yaml:"retention,omitempty"`
-	// MaxSize caps the bytes a bbolt store takes on disk (its file and its
-	// body segments; the write-ahead log beside them holds only events not
-	// yet applied, a few MiB, and is not counted): past it, new events are answered 503 with
+	// MaxSize caps the bytes a bbolt store takes on disk (its file, its
+	// body segments and its write-ahead log): past it, new events are answered 503 with
 	// Retry-After, as on a full disk, and providers retry, until retention
 	// frees room. It is measured every quarter second, so keep it below the
 	// file system's room by what arrives in that time. Default: no cap.

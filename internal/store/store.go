@@ -514,8 +514,7 @@ type DiskUsage struct {
 	// segments.
 	DB, Bodies int64
 	// Log is the bytes of its write-ahead log's segments: events ACKed
-	// and not yet applied, and the zeros written ahead of the next. A
-	// size cap leaves it out: it stays within a few segments.
+	// and not yet applied, and the zeros written ahead of the next.
 	Log int64
 	// Free and Size are the file system's bytes available to the store's
 	// user, and in all.

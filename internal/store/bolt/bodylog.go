@@ -63,6 +63,8 @@ func segmentName(n uint64) string { return fmt.Sprintf("%016x.seg", n) }
 type bodyLog struct {
 	dir         string
 	segmentSize int64
+	// zeroMax, when set, caps how far ahead of the writes zeros go.
+	zeroMax int64
 	// inUse returns those of segs that a committed event refers to.
 	inUse func(segs []uint64) ([]uint64, error)
 
@@ -91,14 +93,14 @@ type bodyLog struct {
 
 // openBodyLog opens the folder of segments, creating it if needed, and
 // cuts a torn tail off the newest segment.
-func openBodyLog(dir string, segmentSize int64) (*bodyLog, error) {
+func openBodyLog(dir string, segmentSize, zeroMax int64) (*bodyLog, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the body log %s: %w", dir, err)
 	}
 	if segmentSize <= 0 {
 		segmentSize = defaultSegmentSize
 	}
-	l := &bodyLog{dir: dir, segmentSize: segmentSize, files: map[uint64]*os.File{}, unsettled: map[uint64]int{}}
+	l := &bodyLog{dir: dir, segmentSize: segmentSize, zeroMax: zeroMax, files: map[uint64]*os.File{}, unsettled: map[uint64]int{}}
 	segs, err := l.segments()
 	if err != nil {
 		return nil, err
@@ -293,6 +295,9 @@ func (l *bodyLog) zeroAhead() {
 		}
 	}
 	chunk := zeroChunk(l.size)
+	if l.zeroMax > 0 {
+		chunk = min(chunk, l.zeroMax)
+	}
 	if l.zeroed-l.size > chunk/2 || l.size >= l.segmentSize {
 		return
 	}

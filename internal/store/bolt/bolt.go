@@ -76,14 +76,15 @@ type Options struct {
 	OpenTimeout time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// Logf, when set, is told of an upgrade of the file's format at open,
-	// of the events applied from the write-ahead log, and of failures to
-	// apply logged events.
+	// Logf, when set, is told of an upgrade of the file's format at open
+	// and of the events applied from the write-ahead log.
 	Logf func(format string, args ...any)
+	// Warnf, when set, is told of failures to apply logged events.
+	Warnf func(format string, args ...any)
 	// SegmentSize is the size past which the body log starts a new
 	// segment; 0 means 64 MiB. Tests make it small to exercise removal.
 	SegmentSize int64
-	// WALSegmentSize is the same for the write-ahead log; 0 means 16 MiB.
+	// WALSegmentSize is the same for the write-ahead log; 0 means 4 MiB.
 	WALSegmentSize int64
 }
 
@@ -116,6 +117,7 @@ type Store struct {
 	// applyErr is set while logged events cannot be applied.
 	applyErr atomic.Pointer[error]
 	logf     func(format string, args ...any)
+	warnf    func(format string, args ...any)
 
 	writes    chan *writeOp
 	sendMu    sync.RWMutex // senders hold it shared; Close takes it to stop sends
@@ -180,7 +182,7 @@ func Open(path string, opts Options) (_ *Store, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if bodies, err = openBodyLog(bodyLogDir(path), opts.SegmentSize); err != nil {
+	if bodies, err = openBodyLog(bodyLogDir(path), opts.SegmentSize, 0); err != nil {
 		return nil, err
 	}
 	walID, applied, err := walIdentity(db)
@@ -208,9 +210,13 @@ func Open(path string, opts Options) (_ *Store, err error) {
 		wal:       wal,
 		walSeq:    newest,
 		logf:      opts.Logf,
+		warnf:     opts.Warnf,
 	}
 	if s.logf == nil {
 		s.logf = func(string, ...any) {}
+	}
+	if s.warnf == nil {
+		s.warnf = s.logf
 	}
 	s.toApply.signal = make(chan struct{}, 1)
 	s.appliedSignal = make(chan struct{})

@@ -72,9 +72,10 @@ func allocated(path string) (int64, error) {
 // passes the cap by no more than the writes in flight.
 const sizeCheckEvery = 250 * time.Millisecond
 
-// writeAheadMax bounds what the body log may write ahead of its frames:
-// a chunk of zeros being written and the one before it (zeroChunk).
-const writeAheadMax = 2 * (8 << 20)
+// writeAheadMax bounds what the body log and the write-ahead log may write
+// ahead of their frames: a chunk of zeros being written and the one before
+// it (zeroChunk, walZeroAhead).
+const writeAheadMax = 2*(8<<20) + 2*walZeroAhead
 
 // writeOverhead is what an event's record and indexes add to its body, as
 // counted between two measures.
@@ -120,7 +121,7 @@ func (s *Store) full() error {
 	near := s.sizeCap.used.Load()+s.sizeCap.since.Load() >= limit-writeAheadMax
 	if near || now-s.sizeCap.measured.Load() >= int64(sizeCheckEvery) {
 		if u, err := s.DiskUsage(); err == nil {
-			s.sizeCap.used.Store(u.DB + u.Bodies)
+			s.sizeCap.used.Store(u.DB + u.Bodies + u.Log)
 			s.sizeCap.since.Store(0)
 		}
 		s.sizeCap.measured.Store(now)

@@ -38,8 +38,12 @@ func walDir(storePath string) string { return storePath + ".wal" }
 
 // walSegmentSize is the size past which the log starts a new segment:
 // large enough that a segment is created rarely (its creation and name sync
-// are on an ACK's path), small enough that an applied one goes soon.
-const walSegmentSize int64 = 16 << 20
+// are on an ACK's path), small enough that an applied one goes soon and
+// the log takes little room on a small disk.
+const walSegmentSize int64 = 4 << 20
+
+// walZeroAhead is how far ahead of its writes the log is filled with zeros.
+const walZeroAhead int64 = 256 << 10
 
 const walFormat = 0x01
 
@@ -270,7 +274,7 @@ func openWAL(storePath string, id, applied uint64, segmentSize int64) (*writeAhe
 	if segmentSize <= 0 {
 		segmentSize = walSegmentSize
 	}
-	log, err := openBodyLog(walDir(storePath), segmentSize)
+	log, err := openBodyLog(walDir(storePath), segmentSize, walZeroAhead)
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("opening the write-ahead log: %w", err)
 	}

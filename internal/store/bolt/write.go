@@ -327,7 +327,7 @@ func (s *Store) refused(batch []*writeOp, err error) {
 	wait := 50 * time.Millisecond
 	for {
 		s.applyErr.Store(&err)
-		s.logf("applying %d logged events to the store failed (retrying in %s): %v", len(logged), wait, err)
+		s.warnf("applying %d logged events to the store failed (retrying in %s): %v", len(logged), wait, err)
 		select {
 		case <-s.closing:
 			s.settleBodies(logged)
@@ -355,7 +355,7 @@ func (s *Store) appliedTo(seq uint64) {
 	s.appliedSignal = make(chan struct{})
 	s.appliedMu.Unlock()
 	if err := s.wal.trim(seq); err != nil {
-		s.logf("removing applied write-ahead log segments: %v", err)
+		s.warnf("removing applied write-ahead log segments: %v", err)
 	}
 }
 
