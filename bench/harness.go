@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -32,6 +33,8 @@ type gatewayProc struct {
 	exited     chan struct{}
 	caddyfile  string
 	routesPath string
+	// wrap, when set, is a command the gateway runs under (strace).
+	wrap []string
 }
 
 func freePort() int {
@@ -45,8 +48,14 @@ func freePort() int {
 
 // site is the Caddyfile site body under test.
 func startGateway(binary, dir, site, routes string) (*gatewayProc, error) {
-	g := &gatewayProc{dir: dir, port: freePort(), admin: freePort(), exited: make(chan struct{}), routesPath: filepath.Join(dir, "routes.yaml")}
-	g.caddyfile = fmt.Sprintf("{\n\tadmin 127.0.0.1:%d\n\tstorage file_system %s/caddy-data\n\tlog {\n\t\tlevel ERROR\n\t}\n}\n:%d {\n%s\n}\n", g.admin, dir, g.port, site)
+	return startGatewayWith(binary, dir, site, routes, "", nil)
+}
+
+// startGatewayWith starts a gateway whose Caddyfile has more sites after
+// the one under test, run under wrap when set.
+func startGatewayWith(binary, dir, site, routes, moreSites string, wrap []string) (*gatewayProc, error) {
+	g := &gatewayProc{dir: dir, port: freePort(), admin: freePort(), exited: make(chan struct{}), routesPath: filepath.Join(dir, "routes.yaml"), wrap: wrap}
+	g.caddyfile = fmt.Sprintf("{\n\tadmin 127.0.0.1:%d\n\tstorage file_system %s/caddy-data\n\tlog {\n\t\tlevel ERROR\n\t}\n}\n:%d {\n%s\n}\n%s", g.admin, dir, g.port, site, moreSites)
 	if err := os.WriteFile(filepath.Join(dir, "Caddyfile"), []byte(g.caddyfile), 0o600); err != nil {
 		return nil, err
 	}
@@ -60,7 +69,11 @@ func startGateway(binary, dir, site, routes string) (*gatewayProc, error) {
 
 func (g *gatewayProc) start(binary string) error {
 	g.exited = make(chan struct{})
-	g.cmd = exec.Command(binary, "run", "--config", filepath.Join(g.dir, "Caddyfile"), "--adapter", "caddyfile")
+	args := []string{binary, "run", "--config", filepath.Join(g.dir, "Caddyfile"), "--adapter", "caddyfile"}
+	if g.wrap != nil {
+		args = append(slices.Clone(g.wrap), args...)
+	}
+	g.cmd = exec.Command(args[0], args[1:]...)
 	g.cmd.Dir = g.dir
 	g.cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+g.dir, "XDG_CONFIG_HOME="+g.dir)
 	log, _ := os.Create(filepath.Join(g.dir, "gateway.log"))
@@ -94,7 +107,15 @@ func tail(s string) string {
 }
 
 func (g *gatewayProc) stop() {
-	g.cmd.Process.Signal(syscall.SIGTERM)
+	pid := g.cmd.Process.Pid
+	if g.wrap != nil {
+		// The gateway is the wrapper's child; the wrapper ends after it.
+		children, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+		if f := strings.Fields(string(children)); len(f) > 0 {
+			pid, _ = strconv.Atoi(f[0])
+		}
+	}
+	syscall.Kill(pid, syscall.SIGTERM)
 	select {
 	case <-g.exited:
 	case <-time.After(20 * time.Second):

@@ -4,7 +4,8 @@
 // baseline for delivery. It prints a table with each figure's ratio to its
 // baseline and writes it as JSON under bench/results/.
 //
-//	go run ./bench                 # the full run (about seven minutes)
+//	go run ./bench                 # the full run (about ten minutes)
+//	go run ./bench -ack            # the ACK figures alone (about three minutes): wrk and a fixed-rate client
 //	go run ./bench -smoke          # seconds, for CI: same scenarios, tiny sizes
 //	go run ./bench -profile cpu.pprof [-deliver] [-compare /path/to/hookgate]   # a CPU profile of ingest at saturation
 //	go run ./bench -compare /path/to/hookgate     # this checkout against another build, alternating
@@ -45,7 +46,8 @@ type Row struct {
 // Config sizes a run.
 type Config struct {
 	Duration   time.Duration // per load step
-	Rates      []int         // fixed rates for latency
+	Rates      []int         // fixed rates for latency (vegeta)
+	AckRates   []int         // fixed rates for the ACK's latency (the light client)
 	Workers    uint64        // saturation concurrency
 	Backlog    int           // events drained in the delivery scenario
 	ScaleSmall int           // stored events in the first scale step
@@ -53,8 +55,8 @@ type Config struct {
 }
 
 var (
-	full  = Config{Duration: 10 * time.Second, Rates: []int{500, 2000, 5000}, Workers: 64, Backlog: 100_000, ScaleSmall: 10_000, ScaleLarge: 1_000_000}
-	smoke = Config{Duration: time.Second, Rates: []int{200}, Workers: 16, Backlog: 500, ScaleSmall: 200, ScaleLarge: 1000}
+	full  = Config{Duration: 10 * time.Second, Rates: []int{500, 2000, 5000}, AckRates: []int{2000, 5000}, Workers: 64, Backlog: 100_000, ScaleSmall: 10_000, ScaleLarge: 1_000_000}
+	smoke = Config{Duration: time.Second, Rates: []int{200}, AckRates: []int{200}, Workers: 16, Backlog: 500, ScaleSmall: 200, ScaleLarge: 1000}
 )
 
 func main() {
@@ -64,6 +66,7 @@ func main() {
 	deliver := flag.Bool("deliver", false, "with -profile: deliver each event to a local upstream meanwhile (with -compare: profile that binary instead)")
 	compare := flag.String("compare", "", "measure this checkout against another hookgate binary, alternating rounds")
 	rounds := flag.Int("rounds", 3, "with -compare: rounds per binary")
+	ackOnly := flag.Bool("ack", false, "measure the ACK figures alone (throughput with wrk, latency at fixed rates, fdatasyncs per event), and save them")
 	footprint := flag.Int("footprint", 0, "fill a gateway with this many events and report its memory and store size (with -compare: for both builds), and nothing else")
 	flag.Parse()
 	cfg := full
@@ -94,7 +97,11 @@ func main() {
 		Print(os.Stdout, rows)
 		return
 	}
-	rows, err := Run(cfg, "")
+	run := Run
+	if *ackOnly {
+		run = RunAck
+	}
+	rows, err := run(cfg, "")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -107,6 +114,8 @@ func main() {
 	name := "full"
 	if *smokeRun {
 		name = "smoke"
+	} else if *ackOnly {
+		name = "ack"
 	}
 	path := filepath.Join(*out, fmt.Sprintf("%s-%s.json", time.Now().UTC().Format("20060102T150405Z"), name))
 	report := map[string]any{"date": time.Now().UTC(), "go": runtime.Version(), "cpus": runtime.NumCPU(), "config": cfg, "rows": rows}
@@ -197,6 +206,16 @@ func Run(cfg Config, binary string) ([]Row, error) {
 	}
 	var seq atomic.Int64
 
+	// The ACK figures, measured with light clients.
+	ack, err := AckFigures(cfg, binary, work)
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows, ack...)
+
+	// The same with vegeta, in this process: its own cost bounds the
+	// baseline (it measures the client), so these rows are kept only as
+	// the reference of the JetStream and scale ratios below.
 	// Baseline: the same binary answering respond 200.
 	base, err := startGateway(binary, sub("baseline"), "\trespond 200", "")
 	if err != nil {
@@ -204,12 +223,12 @@ func Run(cfg Config, binary string) ([]Row, error) {
 	}
 	m := attack(plainTargeter(base.url("/webhooks/stripe"), &seq), 0, cfg.Duration, cfg.Workers)
 	baseRPS := m.Throughput
-	add(Row{Scenario: "baseline respond 200", Metric: "saturation", Value: baseRPS, Unit: "req/s"})
+	add(Row{Scenario: "baseline respond 200, vegeta", Metric: "saturation", Value: baseRPS, Unit: "req/s"})
 	baseP99 := map[int]float64{}
 	for _, rate := range cfg.Rates {
 		m := attack(plainTargeter(base.url("/webhooks/stripe"), &seq), rate, cfg.Duration, cfg.Workers)
 		baseP99[rate] = ms(m.Latencies.P99)
-		add(Row{Scenario: "baseline respond 200", Metric: fmt.Sprintf("p99 @ %d/s", rate), Value: baseP99[rate], Unit: "ms"})
+		add(Row{Scenario: "baseline respond 200, vegeta", Metric: fmt.Sprintf("p99 @ %d/s", rate), Value: baseP99[rate], Unit: "ms"})
 	}
 	base.stop()
 
@@ -224,25 +243,25 @@ func Run(cfg Config, binary string) ([]Row, error) {
 	if err := acceptedAll(m); err != nil {
 		return nil, fmt.Errorf("ingest saturation: %w", err)
 	}
-	add(Row{Scenario: "ingest", Metric: "saturation", Value: m.Throughput, Unit: "req/s", Baseline: "respond 200 saturation", Ratio: m.Throughput / baseRPS})
+	add(Row{Scenario: "ingest, vegeta", Metric: "saturation", Value: m.Throughput, Unit: "req/s", Baseline: "respond 200 saturation, vegeta", Ratio: m.Throughput / baseRPS})
 	for _, rate := range cfg.Rates {
 		m := attack(stripeTargeter(target, "evt_rate_", &seq, 0), rate, cfg.Duration, cfg.Workers)
 		if err := acceptedAll(m); err != nil {
 			return nil, fmt.Errorf("ingest at %d/s: %w", rate, err)
 		}
-		add(Row{Scenario: "ingest", Metric: fmt.Sprintf("p50 @ %d/s", rate), Value: ms(m.Latencies.P50), Unit: "ms"})
-		add(Row{Scenario: "ingest", Metric: fmt.Sprintf("p99 @ %d/s", rate), Value: ms(m.Latencies.P99), Unit: "ms", Baseline: fmt.Sprintf("respond 200 p99 @ %d/s", rate), Ratio: ms(m.Latencies.P99) / baseP99[rate]})
-		add(Row{Scenario: "ingest", Metric: fmt.Sprintf("p99.9 @ %d/s", rate), Value: ms(m.Latencies.Quantile(0.999)), Unit: "ms"})
+		add(Row{Scenario: "ingest, vegeta", Metric: fmt.Sprintf("p50 @ %d/s", rate), Value: ms(m.Latencies.P50), Unit: "ms"})
+		add(Row{Scenario: "ingest, vegeta", Metric: fmt.Sprintf("p99 @ %d/s", rate), Value: ms(m.Latencies.P99), Unit: "ms", Baseline: fmt.Sprintf("respond 200 p99 @ %d/s, vegeta", rate), Ratio: ms(m.Latencies.P99) / baseP99[rate]})
+		add(Row{Scenario: "ingest, vegeta", Metric: fmt.Sprintf("p99.9 @ %d/s", rate), Value: ms(m.Latencies.Quantile(0.999)), Unit: "ms"})
 	}
 	// Dedup-heavy: every second request retries the previous event.
 	m = attack(stripeTargeter(target, "evt_dup_", &seq, 2), 0, cfg.Duration, cfg.Workers)
 	if err := acceptedAll(m); err != nil {
 		return nil, fmt.Errorf("dedup-heavy: %w", err)
 	}
-	add(Row{Scenario: "ingest, 50% duplicates", Metric: "saturation", Value: m.Throughput, Unit: "req/s", Baseline: "respond 200 saturation", Ratio: m.Throughput / baseRPS})
+	add(Row{Scenario: "ingest, 50% duplicates, vegeta", Metric: "saturation", Value: m.Throughput, Unit: "req/s", Baseline: "respond 200 saturation, vegeta", Ratio: m.Throughput / baseRPS})
 	ing.stop()
 	midRate := cfg.Rates[len(cfg.Rates)/2]
-	boltRPS, boltP99 := value(rows, "ingest", "saturation"), value(rows, "ingest", fmt.Sprintf("p99 @ %d/s", midRate))
+	boltRPS, boltP99 := value(rows, "ingest, vegeta", "saturation"), value(rows, "ingest, vegeta", fmt.Sprintf("p99 @ %d/s", midRate))
 
 	// The same ingest on JetStream: one node, then three with replicas: 3
 	// (an ACK waits for two of them), with NATS's default flush every two
@@ -278,7 +297,7 @@ func Run(cfg Config, binary string) ([]Row, error) {
 			return nil, fmt.Errorf("%s saturation: %w", label, err)
 		}
 		accepted := m.Throughput * m.Success
-		add(Row{Scenario: label, Metric: "saturation (200s)", Value: accepted, Unit: "req/s", Baseline: "bbolt ingest saturation", Ratio: accepted / boltRPS})
+		add(Row{Scenario: label, Metric: "saturation (200s)", Value: accepted, Unit: "req/s", Baseline: "bbolt ingest saturation, vegeta", Ratio: accepted / boltRPS})
 		add(Row{Scenario: label, Metric: "refused 503 at saturation", Value: 100 * (1 - m.Success), Unit: "%"})
 		m = attack(stripeTargeter(target, fmt.Sprintf("evt_jsr%s_", dir), &seq, 0), midRate, cfg.Duration, cfg.Workers)
 		gw.stop()
@@ -286,7 +305,7 @@ func Run(cfg Config, binary string) ([]Row, error) {
 		if err := answeredOnly200or503(m); err != nil {
 			return nil, fmt.Errorf("%s at %d/s: %w", label, midRate, err)
 		}
-		add(Row{Scenario: label, Metric: fmt.Sprintf("p99 @ %d/s", midRate), Value: ms(m.Latencies.P99), Unit: "ms", Baseline: fmt.Sprintf("bbolt ingest p99 @ %d/s", midRate), Ratio: ms(m.Latencies.P99) / boltP99})
+		add(Row{Scenario: label, Metric: fmt.Sprintf("p99 @ %d/s", midRate), Value: ms(m.Latencies.P99), Unit: "ms", Baseline: fmt.Sprintf("bbolt ingest p99 @ %d/s, vegeta", midRate), Ratio: ms(m.Latencies.P99) / boltP99})
 		add(Row{Scenario: label, Metric: fmt.Sprintf("refused 503 @ %d/s", midRate), Value: 100 * (1 - m.Success), Unit: "%"})
 	}
 
@@ -342,9 +361,9 @@ func Run(cfg Config, binary string) ([]Row, error) {
 		return nil, fmt.Errorf("ingest and delivery: %w", err)
 	}
 	steady := min(m.Throughput, deliveredRate)
-	add(Row{Scenario: "ingest + delivery", Metric: "ingested", Value: m.Throughput, Unit: "req/s"})
-	add(Row{Scenario: "ingest + delivery", Metric: "delivered", Value: deliveredRate, Unit: "events/s"})
-	add(Row{Scenario: "ingest + delivery", Metric: "steady state", Value: steady, Unit: "events/s", Baseline: "respond 200 saturation", Ratio: steady / baseRPS})
+	add(Row{Scenario: "ingest + delivery, vegeta", Metric: "ingested", Value: m.Throughput, Unit: "req/s"})
+	add(Row{Scenario: "ingest + delivery, vegeta", Metric: "delivered", Value: deliveredRate, Unit: "events/s"})
+	add(Row{Scenario: "ingest + delivery, vegeta", Metric: "steady state", Value: steady, Unit: "events/s", Baseline: "respond 200 saturation, vegeta", Ratio: steady / baseRPS})
 	add(Row{Scenario: fmt.Sprintf("delivery drain of %d", cfg.Backlog), Metric: "delivered", Value: drainRate, Unit: "events/s", Baseline: "reverse_proxy forwarded", Ratio: drainRate / proxyRate})
 
 	// Scale: ingest with a small and a large store, deliveries pending.
@@ -367,7 +386,7 @@ func Run(cfg Config, binary string) ([]Row, error) {
 		label := fmt.Sprintf("ingest with %d stored", size)
 		if size == cfg.ScaleSmall {
 			smallRate, smallP99 = sat.Throughput, ms(lat.Latencies.P99)
-			add(Row{Scenario: label, Metric: "saturation", Value: sat.Throughput, Unit: "req/s", Baseline: "respond 200 saturation", Ratio: sat.Throughput / baseRPS})
+			add(Row{Scenario: label, Metric: "saturation", Value: sat.Throughput, Unit: "req/s", Baseline: "respond 200 saturation, vegeta", Ratio: sat.Throughput / baseRPS})
 			add(Row{Scenario: label, Metric: fmt.Sprintf("p99 @ %d/s", cfg.Rates[len(cfg.Rates)/2]), Value: smallP99, Unit: "ms"})
 			continue
 		}
@@ -402,6 +421,21 @@ func Run(cfg Config, binary string) ([]Row, error) {
 	scale.stop()
 	add(Row{Scenario: fmt.Sprintf("%d pending", stored), Metric: "start to first delivery", Value: firstAfter.Seconds(), Unit: "s"})
 	return rows, nil
+}
+
+// RunAck measures the ACK figures alone. binary, when empty, is built first.
+func RunAck(cfg Config, binary string) ([]Row, error) {
+	work, err := os.MkdirTemp("", "hookgate-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	if binary == "" {
+		if binary, err = buildBinary(work); err != nil {
+			return nil, fmt.Errorf("building: %w", err)
+		}
+	}
+	return AckFigures(cfg, binary, work)
 }
 
 // value finds a figure already measured in this run.

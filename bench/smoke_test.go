@@ -12,7 +12,7 @@ func TestSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"baseline respond 200", "ingest", "ingest, 50% duplicates", "reverse_proxy, same requests", "delivery drain", "ingest with 200 stored", "ingest with 1000 stored", "pending", "JetStream 1 node", "JetStream 3 node", "R3, sync_interval always"}
+	want := []string{"baseline respond 200, wrk c64", "ingest, wrk c64", "ACK @ 200/s, ingest", "ingest + delivery, wrk c8", "ACK @ 200/s, delivering", "ingest under strace", "baseline respond 200, vegeta", "ingest", "ingest, 50% duplicates", "reverse_proxy, same requests", "delivery drain", "ingest with 200 stored", "ingest with 1000 stored", "pending", "JetStream 1 node", "JetStream 3 node", "R3, sync_interval always"}
 	for _, scenario := range want {
 		found := false
 		for _, r := range rows {

@@ -6,7 +6,9 @@
 #
 # What the tests need besides Go, and why:
 #   chromium  the event inspector's browser tests (test/e2e/inspector_test.go)
-#   strace    TestStoreUnwritable injects write errors into the live gateway
+#   strace    TestStoreUnwritable injects write errors into the live gateway; the
+#             bench counts the gateway's fdatasyncs with it
+#   wrk       the bench's throughput figures (its smoke run is a test)
 #   systemd   systemd-analyze checks examples/systemd/hookgate.service (TestSystemdUnitVerifies)
 #   prometheus  promtool checks and unit-tests examples/prometheus/alerts.yml (TestAlertRulesAndDashboard)
 #   caddy     TestIntoThePackagedCaddy swaps Debian's packaged Caddy for a build with
@@ -30,7 +32,7 @@ command -v go >/dev/null 2>&1 || { echo "scripts/test.sh: go is not on PATH (wit
 
 # tool package: the command the tests run and the Debian package that has it.
 missing=()
-for pair in chromium:chromium strace:strace systemd-analyze:systemd mount:mount promtool:prometheus tc:iproute2 nft:nftables caddy:caddy ssh-keygen:openssh-client; do
+for pair in chromium:chromium strace:strace systemd-analyze:systemd mount:mount promtool:prometheus tc:iproute2 nft:nftables caddy:caddy ssh-keygen:openssh-client wrk:wrk; do
 	command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
 done
 

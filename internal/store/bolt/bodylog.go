@@ -306,7 +306,7 @@ func (l *bodyLog) zeroAhead() {
 	l.zeroing, l.zeroFrom = done, from
 	go func(f *os.File) {
 		for off := from; off < from+chunk; off += int64(len(zeros)) {
-			if _, err := f.WriteAt(zeros, off); err != nil {
+			if _, err := f.WriteAt(zeros[:min(int64(len(zeros)), from+chunk-off)], off); err != nil {
 				done <- zeroResult{err: err}
 				return
 			}

@@ -45,6 +45,13 @@ const walSegmentSize int64 = 4 << 20
 // walZeroAhead is how far ahead of its writes the log is filled with zeros.
 const walZeroAhead int64 = 256 << 10
 
+// walRewindAt is the size of the active segment past which, once bbolt has
+// applied every event logged, the log writes it again from its start: the
+// log then takes about this much room when bbolt keeps up. The frames left
+// after the new ones were all applied: at open they are skipped, and a
+// scan that meets the torn end of a new frame stops there.
+const walRewindAt int64 = 1 << 20
+
 const walFormat = 0x01
 
 var (
@@ -356,8 +363,13 @@ func eachFrame(f *os.File, fn func(off int64, payload []byte) error) error {
 	}
 }
 
-// append logs a group of events in one frame and syncs it.
-func (w *writeAheadLog) append(evs []*loggedEvent) error {
+// append logs a group of events in one frame and syncs it. allApplied
+// says bbolt holds every event logged before.
+func (w *writeAheadLog) append(evs []*loggedEvent, allApplied bool) error {
+	if allApplied && w.log.size >= walRewindAt && !w.log.mustRotate {
+		w.log.waitZeros()
+		w.log.size = 0
+	}
 	w.frame = appendGroup(w.frame[:0], w.id, evs)
 	buf, refs, err := w.log.frames(nil, [][]byte{w.frame}, nil)
 	if err != nil {

@@ -153,6 +153,7 @@ func (s *Store) writer() {
 // refused.
 func (s *Store) logGroup(group []*writeOp) []*writeOp {
 	evs := s.wal.group[:0]
+	allApplied := s.appliedSeq.Load() == s.walSeq
 	for _, op := range group {
 		if op.event != nil {
 			s.walSeq++
@@ -167,7 +168,7 @@ func (s *Store) logGroup(group []*writeOp) []*writeOp {
 	if stuck := s.applyErr.Load(); stuck != nil {
 		// Logging more than bbolt can take would only grow the log.
 		err = fmt.Errorf("%w: the store cannot apply the events it logged: %v", store.ErrUnavailable, *stuck)
-	} else if err = s.wal.append(evs); err != nil {
+	} else if err = s.wal.append(evs, allApplied); err != nil {
 		err = fmt.Errorf("%w: %v", store.ErrUnavailable, err)
 	} else {
 		s.loggedSeq.Store(evs[len(evs)-1].seq)
