@@ -8,7 +8,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,16 +36,44 @@ import (
 
 const githubSecret = "gh-bench-secret-0123456789"
 
-// githubBody is a push event of about 1.9 KB.
-var githubBody = func() []byte {
-	pad := strings.Repeat("x", 1650)
-	return []byte(`{"ref":"refs/heads/main","before":"6113728f27ae82c7b1a177c8d03f9e96e0adf246","after":"59b20b8d5c6ff8d09518454d4dd8b7a30f095ab5","repository":{"id":1296269,"full_name":"octocat/Hello-World","description":"` + pad + `"},"pusher":{"name":"octocat"},"sender":{"login":"octocat","id":1}}`)
-}()
+// githubBody is a push event of about 1.9 KB naming its delivery id: the
+// GitHub preset also dedups by a digest of the signed body, so each event
+// needs a body of its own.
+func githubBody(buf []byte, id string) []byte {
+	buf = append(buf, `{"ref":"refs/heads/main","after":"`...)
+	buf = append(buf, id...)
+	buf = append(buf, `","repository":{"id":1296269,"full_name":"octocat/Hello-World","description":"`...)
+	buf = append(buf, githubPad...)
+	return append(buf, `"},"pusher":{"name":"octocat"},"sender":{"login":"octocat","id":1}}`...)
+}
 
-func githubSignature(body []byte) string {
-	mac := hmac.New(sha256.New, []byte(githubSecret))
-	mac.Write(body)
-	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
+var githubPad = strings.Repeat("x", 1700)
+
+// githubSigner signs bodies, reusing its MAC.
+type githubSigner struct{ mac hash.Hash }
+
+func newGithubSigner() *githubSigner {
+	return &githubSigner{mac: hmac.New(sha256.New, []byte(githubSecret))}
+}
+
+func (g *githubSigner) append(buf, body []byte) []byte {
+	g.mac.Reset()
+	g.mac.Write(body)
+	var sum [sha256.Size]byte
+	buf = append(buf, "sha256="...)
+	return hex.AppendEncode(buf, g.mac.Sum(sum[:0]))
+}
+
+// appendGithubRequest appends a whole HTTP/1.1 request of a GitHub event.
+func appendGithubRequest(buf []byte, id string, signer *githubSigner, body []byte) []byte {
+	buf = append(buf, "POST /webhooks/github HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-GitHub-Event: push\r\nX-GitHub-Hook-ID: 1\r\nX-Hub-Signature-256: "...)
+	buf = signer.append(buf, body)
+	buf = append(buf, "\r\nX-GitHub-Delivery: "...)
+	buf = append(buf, id...)
+	buf = append(buf, "\r\nContent-Length: "...)
+	buf = strconv.AppendInt(buf, int64(len(body)), 10)
+	buf = append(buf, "\r\n\r\n"...)
+	return append(buf, body...)
 }
 
 // ackRoutes is the routes file of the ACK figures: GitHub events to an
@@ -99,39 +130,78 @@ var (
 	wrkRequests = regexp.MustCompile(`(\d+) requests in ([\d.]+)(s|m|ms)`)
 	wrkNon2xx   = regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)`)
 	wrkRPS      = regexp.MustCompile(`Requests/sec:\s+([\d.]+)`)
+	wrkPoolUsed = regexp.MustCompile(`pool used: (\d+)`)
 	wrkPct      = regexp.MustCompile(`(?m)^\s+(50|99)\.000%\s+([\d.]+)(us|ms|s)`)
 )
 
+// wrkPool is how many prepared requests each wrk thread holds: more than
+// it sends in a run (runWrk fails otherwise), since a request sent again
+// would be a duplicate.
+const wrkPool = 150_000
+
 // runWrk runs wrk with two threads and conns connections against url for
-// d, each request a GitHub event with a new delivery id (prefix, thread,
-// counter).
-func runWrk(url string, conns int, d time.Duration, prefix, dir string) (wrkResult, error) {
+// d. wrk cannot sign, so each thread sends requests prepared here, each a
+// GitHub event of its own (delivery id prefix-thread-n), from a file in
+// /dev/shm that it reads at start.
+//
+// repeat lets a thread send its pool again from the start: for the
+// baseline, whose answer does not depend on the request.
+func runWrk(url string, conns int, d time.Duration, prefix, dir string, repeat bool) (wrkResult, error) {
+	perThread := wrkPool
+	if d < 5*time.Second {
+		perThread = 20_000
+	}
+	pool, err := os.MkdirTemp("/dev/shm", "hookgate-bench-")
+	if err != nil {
+		pool, err = os.MkdirTemp(dir, "pool-")
+		if err != nil {
+			return wrkResult{}, err
+		}
+	}
+	defer os.RemoveAll(pool)
+	signer := newGithubSigner()
+	var body, buf []byte
+	for thread := 1; thread <= 2; thread++ {
+		buf = buf[:0]
+		for n := range perThread {
+			id := prefix + strconv.Itoa(thread) + "-" + strconv.Itoa(n)
+			body = githubBody(body[:0], id)
+			buf = append(appendGithubRequest(buf, id, signer, body), 0)
+		}
+		if err := os.WriteFile(filepath.Join(pool, fmt.Sprintf("%d.raw", thread)), buf, 0o600); err != nil {
+			return wrkResult{}, err
+		}
+	}
 	script := filepath.Join(dir, "github.lua")
-	lua := fmt.Sprintf(`wrk.method = "POST"
-wrk.body = %q
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["X-GitHub-Event"] = "push"
-wrk.headers["X-GitHub-Hook-ID"] = "1"
-wrk.headers["X-Hub-Signature-256"] = %q
-local threads = 0
+	lua := `local threads = {}
 function setup(thread)
-  threads = threads + 1
-  thread:set("tid", threads)
+  threads[#threads + 1] = thread
+  thread:set("tid", #threads)
 end
-local n = 0
+reqs, i = {}, 0
+function init(args)
+  local f = assert(io.open(args[1] .. "/" .. tid .. ".raw", "rb"))
+  local data = f:read("*a")
+  f:close()
+  for r in data:gmatch("([^%z]+)%z") do reqs[#reqs + 1] = r end
+end
 request = function()
-  n = n + 1
-  wrk.headers["X-GitHub-Delivery"] = %q .. tid .. "-" .. n
-  return wrk.format()
+  i = i + 1
+  if REPEAT and i > #reqs then i = 1 end
+  return reqs[i]
 end
 done = function(summary, latency, requests)
-  io.write(string.format("    50.000%%%%  %%.0fus\n    99.000%%%%  %%.0fus\n", latency:percentile(50), latency:percentile(99)))
+  io.write(string.format("    50.000%%  %.0fus\n    99.000%%  %.0fus\n", latency:percentile(50), latency:percentile(99)))
+  local most = 0
+  for _, t in ipairs(threads) do most = math.max(most, t:get("i")) end
+  io.write(string.format("pool used: %d of %d\n", most, #reqs > 0 and #reqs or ` + strconv.Itoa(perThread) + `))
 end
-`, githubBody, githubSignature(githubBody), prefix)
+`
+	lua = fmt.Sprintf("REPEAT = %v\n", repeat) + lua
 	if err := os.WriteFile(script, []byte(lua), 0o600); err != nil {
 		return wrkResult{}, err
 	}
-	cmd := exec.Command("wrk", "-t2", fmt.Sprintf("-c%d", conns), fmt.Sprintf("-d%ds", int(d.Seconds())), "--timeout", "30s", "-s", script, url)
+	cmd := exec.Command("wrk", "-t2", fmt.Sprintf("-c%d", conns), fmt.Sprintf("-d%ds", int(d.Seconds())), "--timeout", "30s", "-s", script, url, "--", pool)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
@@ -147,6 +217,14 @@ end
 	}
 	r.requests, _ = strconv.ParseInt(m[1], 10, 64)
 	r.seconds, _ = strconv.ParseFloat(m[2], 64)
+	used := wrkPoolUsed.FindStringSubmatch(text)
+	if used == nil {
+		return r, fmt.Errorf("wrk did not say how much of its pool it used: %s", text)
+	}
+	if n, _ := strconv.Atoi(used[1]); n >= perThread && !repeat {
+		// A thread ran past its pool: its next requests were nil.
+		return r, fmt.Errorf("a wrk thread used all %d requests of its pool: raise wrkPool", perThread)
+	}
 	if m := wrkNon2xx.FindStringSubmatch(text); m != nil {
 		r.non2xx, _ = strconv.ParseInt(m[1], 10, 64)
 	}
@@ -300,23 +378,20 @@ func readResponse(br *bufio.Reader) (int, error) {
 	}
 }
 
-// githubRequest prepares the n-th GitHub event of a run.
+// githubRequest prepares the n-th GitHub event of a run, signing it.
 func githubRequest(prefix string) func(n int, buf []byte) []byte {
-	sig := githubSignature(githubBody)
+	signer := newGithubSigner()
+	var mu sync.Mutex
 	return func(n int, buf []byte) []byte {
-		buf = append(buf, "POST /webhooks/github HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-GitHub-Event: push\r\nX-GitHub-Hook-ID: 1\r\nX-Hub-Signature-256: "...)
-		buf = append(buf, sig...)
-		buf = append(buf, "\r\nX-GitHub-Delivery: "...)
-		buf = append(buf, prefix...)
-		buf = strconv.AppendInt(buf, int64(n), 10)
-		buf = append(buf, "\r\nContent-Length: "...)
-		buf = strconv.AppendInt(buf, int64(len(githubBody)), 10)
-		buf = append(buf, "\r\n\r\n"...)
-		return append(buf, githubBody...)
+		id := prefix + strconv.Itoa(n)
+		mu.Lock()
+		defer mu.Unlock()
+		return appendGithubRequest(buf, id, signer, githubBody(nil, id))
 	}
 }
 
-// fsyncCounts reads strace -c's table: calls per system call.
+// fsyncCounts reads strace -c's table: calls per system call, and the
+// microseconds per fdatasync.
 func fsyncCounts(path string) (map[string]int64, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -335,6 +410,9 @@ func fsyncCounts(path string) (map[string]int64, error) {
 		// % time, seconds, usecs/call, calls, [errors,] syscall
 		if n, err := strconv.ParseInt(f[3], 10, 64); err == nil {
 			out[name] = n
+		}
+		if us, err := strconv.ParseInt(f[2], 10, 64); err == nil {
+			out[name+" µs"] = us
 		}
 	}
 	if len(out) == 0 {
@@ -361,7 +439,7 @@ func AckFigures(cfg Config, binary, work string) ([]Row, error) {
 		return nil, err
 	}
 	baseURL := fmt.Sprintf("http://127.0.0.1:%d/webhooks/github", held.baseline)
-	base, err := runWrk(baseURL, cfg.Workers64(), cfg.Duration, "base-", held.dir)
+	base, err := runWrk(baseURL, cfg.Workers64(), cfg.Duration, "base-", held.dir, true)
 	if err != nil {
 		held.stop()
 		return nil, err
@@ -369,7 +447,7 @@ func AckFigures(cfg Config, binary, work string) ([]Row, error) {
 	add(Row{Scenario: "baseline respond 200, wrk c64", Metric: "throughput", Value: base.rps, Unit: "req/s"})
 	add(Row{Scenario: "baseline respond 200, wrk c64", Metric: "client CPU", Value: 100 * base.clientCPU, Unit: "% of cores"})
 	cpu0 := held.cpuSeconds()
-	ing, err := runWrk(held.url("/webhooks/github"), cfg.Workers64(), cfg.Duration, "held-", held.dir)
+	ing, err := runWrk(held.url("/webhooks/github"), cfg.Workers64(), cfg.Duration, "held-", held.dir, false)
 	if err != nil {
 		held.stop()
 		return nil, err
@@ -414,7 +492,7 @@ func AckFigures(cfg Config, binary, work string) ([]Row, error) {
 		return nil, err
 	}
 	for _, conns := range []int{cfg.Workers64(), 8} {
-		r, err := runWrk(dlv.url("/webhooks/github"), conns, cfg.Duration, fmt.Sprintf("dlv%d-", conns), dlv.dir)
+		r, err := runWrk(dlv.url("/webhooks/github"), conns, cfg.Duration, fmt.Sprintf("dlv%d-", conns), dlv.dir, false)
 		if err != nil {
 			dlv.stop()
 			return nil, err
@@ -448,7 +526,7 @@ func AckFigures(cfg Config, binary, work string) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := runWrk(st.url("/webhooks/github"), cfg.Workers64(), cfg.Duration, "strace-", st.dir)
+	r, err := runWrk(st.url("/webhooks/github"), cfg.Workers64(), cfg.Duration, "strace-", st.dir, false)
 	st.stop()
 	if err != nil {
 		return nil, err
@@ -461,8 +539,54 @@ func AckFigures(cfg Config, binary, work string) ([]Row, error) {
 	syncs := counts["fsync"] + counts["fdatasync"]
 	add(Row{Scenario: "ingest under strace, wrk c64", Metric: "fsync+fdatasync per ACKed event", Value: float64(syncs) / float64(acked), Unit: "calls",
 		Baseline: fmt.Sprintf("%d calls for %d events, start and stop included", syncs, acked)})
+	add(Row{Scenario: "ingest under strace, wrk c64", Metric: "fdatasync duration", Value: float64(counts["fdatasync µs"]), Unit: "µs per call"})
+	add(Row{Scenario: "ingest under strace, wrk c64", Metric: "throughput", Value: r.rps, Unit: "req/s"})
 	return rows, nil
 }
 
 // Workers64 is the connection count of the throughput figures.
 func (c Config) Workers64() int { return int(c.Workers) }
+
+// AckProfile writes a CPU profile of the gateway (from Caddy's admin
+// endpoint) while wrk sends GitHub events at 64 connections, deliveries
+// held back.
+func AckProfile(cfg Config, binary, out string) error {
+	work, err := os.MkdirTemp("", "hookgate-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	if binary == "" {
+		if binary, err = buildBinary(work); err != nil {
+			return fmt.Errorf("building: %w", err)
+		}
+	}
+	held, err := startThreeSites(binary, work, true, nil)
+	if err != nil {
+		return err
+	}
+	defer held.stop()
+	done := make(chan error, 1)
+	go func() {
+		_, err := runWrk(held.url("/webhooks/github"), cfg.Workers64(), cfg.Duration+10*time.Second, "prof-", work, false)
+		done <- err
+	}()
+	time.Sleep(12 * time.Second) // past the pool's making and loading
+	secs := max(1, int(cfg.Duration.Seconds())-4)
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", held.admin, secs))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return <-done
+}

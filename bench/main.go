@@ -5,7 +5,8 @@
 // baseline and writes it as JSON under bench/results/.
 //
 //	go run ./bench                 # the full run (about ten minutes)
-//	go run ./bench -ack            # the ACK figures alone (about three minutes): wrk and a fixed-rate client
+//	go run ./bench -ack [-compare /path/to/hookgate]   # the ACK figures alone (about three minutes): wrk and a fixed-rate client
+//	go run ./bench -ack-profile cpu.pprof              # a CPU profile of the gateway under those events
 //	go run ./bench -smoke          # seconds, for CI: same scenarios, tiny sizes
 //	go run ./bench -profile cpu.pprof [-deliver] [-compare /path/to/hookgate]   # a CPU profile of ingest at saturation
 //	go run ./bench -compare /path/to/hookgate     # this checkout against another build, alternating
@@ -66,6 +67,7 @@ func main() {
 	deliver := flag.Bool("deliver", false, "with -profile: deliver each event to a local upstream meanwhile (with -compare: profile that binary instead)")
 	compare := flag.String("compare", "", "measure this checkout against another hookgate binary, alternating rounds")
 	rounds := flag.Int("rounds", 3, "with -compare: rounds per binary")
+	ackProfile := flag.String("ack-profile", "", "write a CPU profile of the gateway under wrk's GitHub events to this file, and nothing else")
 	ackOnly := flag.Bool("ack", false, "measure the ACK figures alone (throughput with wrk, latency at fixed rates, fdatasyncs per event), and save them")
 	footprint := flag.Int("footprint", 0, "fill a gateway with this many events and report its memory and store size (with -compare: for both builds), and nothing else")
 	flag.Parse()
@@ -74,6 +76,12 @@ func main() {
 		cfg = smoke
 	}
 	switch {
+	case *ackProfile != "":
+		if err := AckProfile(cfg, *compare, *ackProfile); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
 	case *profile != "":
 		if err := Profile(cfg, *profile, *deliver, *compare); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
@@ -82,6 +90,15 @@ func main() {
 		return
 	case *footprint > 0:
 		rows, err := Footprint(cfg, *compare, *footprint)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		Print(os.Stdout, rows)
+		return
+	case *ackOnly && *compare != "":
+		// The ACK figures of another build, for a side-by-side run.
+		rows, err := RunAck(cfg, *compare)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)

@@ -71,7 +71,8 @@ func allowHarness(t *testing.T) (*harness, *outcomes, *observer.ObservedLogs) {
 // sendFrom posts a signed GitHub delivery from a client address.
 func (h *harness) sendFrom(t *testing.T, client, path string) (*httptest.ResponseRecorder, *readSpy) {
 	t.Helper()
-	body := []byte(`{"zen":"from ` + client + `"}`)
+	// Client and path in the body: no two requests are one event.
+	body := []byte(`{"zen":"from ` + client + ` to ` + path + `"}`)
 	req := httptest.NewRequest(http.MethodPost, path, nil)
 	spy := &readSpy{r: bytes.NewReader(body)}
 	req.Body, req.ContentLength = httpBody{spy}, int64(len(body))

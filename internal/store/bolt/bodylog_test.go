@@ -141,6 +141,7 @@ func TestCorruptBodyIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.caughtUp() // the body reaches the body log once applied
 	seg := segmentFiles(t, path)[0]
 	raw, _ := os.ReadFile(seg)
 	i := bytes.Index(raw, []byte("original"))

@@ -65,6 +65,7 @@ func TestMappedPagesAreReleased(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	s.caughtUp()
 	walk := func() {
 		s.db.View(func(tx *bbolt.Tx) error {
 			return tx.ForEach(func(_ []byte, b *bbolt.Bucket) error {
