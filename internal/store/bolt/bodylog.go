@@ -78,6 +78,10 @@ type bodyLog struct {
 	// where they end, or an error.
 	zeroing  chan zeroResult
 	zeroFrom int64
+	// spare, once the active segment is half full, brings the next one,
+	// created and its name made durable ahead, so that starting it (on an
+	// ACK's path, for the write-ahead log) opens no file.
+	spare chan spareResult
 
 	mu    sync.Mutex
 	files map[uint64]*os.File // open segments, for reading
@@ -110,6 +114,21 @@ func openBodyLog(dir string, segmentSize, zeroMax int64) (*bodyLog, error) {
 			return nil, err
 		}
 		return l, nil
+	}
+	// A spare made ahead and never started is empty: the segment before it
+	// is the one to check and go on with.
+	for len(segs) > 1 {
+		st, err := os.Stat(filepath.Join(dir, segmentName(segs[len(segs)-1])))
+		if err != nil || st.Size() > 0 {
+			break
+		}
+		if err := os.Remove(filepath.Join(dir, segmentName(segs[len(segs)-1]))); err != nil {
+			return nil, fmt.Errorf("removing an unused body segment: %w", err)
+		}
+		if err := SyncDir(dir); err != nil {
+			return nil, err
+		}
+		segs = segs[:len(segs)-1]
 	}
 	last := segs[len(segs)-1]
 	f, err := os.OpenFile(filepath.Join(dir, segmentName(last)), os.O_RDWR, 0o600)
@@ -199,15 +218,58 @@ func frameSum(length, body []byte) uint32 {
 	return crc32.Update(crc32.Checksum(length, castagnoli), castagnoli, body)
 }
 
-// create starts segment n as the active one and makes its name durable.
-func (l *bodyLog) create(n uint64) error {
+type spareResult struct {
+	n   uint64
+	f   *os.File
+	err error
+}
+
+// createFile creates segment n and makes its name durable.
+func (l *bodyLog) createFile(n uint64) (*os.File, error) {
 	f, err := os.OpenFile(filepath.Join(l.dir, segmentName(n)), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return fmt.Errorf("creating body segment: %w", err)
+		return nil, fmt.Errorf("creating body segment: %w", err)
 	}
 	if err := SyncDir(l.dir); err != nil {
 		f.Close()
-		return fmt.Errorf("creating body segment: %w", err)
+		return nil, fmt.Errorf("creating body segment: %w", err)
+	}
+	return f, nil
+}
+
+// prepareSpare starts creating the next segment once the active one is
+// half full.
+func (l *bodyLog) prepareSpare() {
+	if l.spare != nil || l.size < l.segmentSize/2 {
+		return
+	}
+	done := make(chan spareResult, 1)
+	l.spare = done
+	go func(n uint64) {
+		f, err := l.createFile(n)
+		done <- spareResult{n: n, f: f, err: err}
+	}(l.activeSeg + 1)
+}
+
+// create starts segment n as the active one, the spare made ahead if it is
+// that one.
+func (l *bodyLog) create(n uint64) error {
+	var f *os.File
+	if l.spare != nil {
+		r := <-l.spare
+		l.spare = nil
+		switch {
+		case r.err == nil && r.n == n:
+			f = r.f
+		case r.err == nil:
+			r.f.Close()
+		}
+	}
+	if f == nil {
+		var err error
+		if f, err = l.createFile(n); err != nil {
+			return err
+		}
 	}
 	l.mu.Lock()
 	l.files[n] = f
@@ -260,6 +322,7 @@ func (l *bodyLog) write(buf []byte) error {
 	l.synced = l.size
 	l.mu.Unlock()
 	l.zeroAhead()
+	l.prepareSpare()
 	return nil
 }
 
@@ -481,6 +544,13 @@ func (l *bodyLog) release() {
 // close closes every open segment.
 func (l *bodyLog) close() error {
 	l.waitZeros()
+	if l.spare != nil {
+		// Left empty: the next open removes it.
+		if r := <-l.spare; r.err == nil {
+			r.f.Close()
+		}
+		l.spare = nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var errs []error

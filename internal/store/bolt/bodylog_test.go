@@ -25,7 +25,18 @@ func segmentFiles(t *testing.T, storePath string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return names
+	return withData(names)
+}
+
+// withData leaves out empty files: the spare segment made ahead.
+func withData(names []string) []string {
+	var out []string
+	for _, name := range names {
+		if st, err := os.Stat(name); err == nil && st.Size() > 0 {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // openSegmented opens a store whose body log starts a new segment past
@@ -692,5 +703,54 @@ func TestDamagedBodyDoesNotHoldUpTheQueue(t *testing.T) {
 		if task.EventErr != nil || string(task.Event.Body) != fmt.Sprintf("good body %d", i+1) {
 			t.Fatalf("task %d: %q %v", i+1, task.Event.Body, task.EventErr)
 		}
+	}
+}
+
+// TestSpareSegmentAtACrash: a crash can leave the spare segment made ahead,
+// empty, after the active one, whose tail may be torn: the open removes the
+// spare and cuts the torn tail of the segment before it.
+func TestSpareSegmentAtACrash(t *testing.T) {
+	c := &clock{now: time.Unix(1700000000, 0)}
+	path := filepath.Join(t.TempDir(), "h.db")
+	s := openTest(t, path, c)
+	res, err := s.Ingest(context.Background(), newEvent("s", "", "kept", c, "u"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.caughtUp()
+	s.Close()
+	segs := segmentFiles(t, path)
+	if len(segs) != 1 {
+		t.Fatalf("segments %v", segs)
+	}
+	raw, _ := os.ReadFile(segs[0])
+	end := len(bytes.TrimRight(raw, "\x00"))
+	torn := append(raw[:end:end], 0, 0, 0, 9, 1, 2, 3, 4, 'x') // a frame cut short
+	if err := os.WriteFile(segs[0], torn, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	spare := filepath.Join(bodyLogDir(path), segmentName(2))
+	if err := os.WriteFile(spare, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, path, c)
+	if _, err := os.Stat(spare); !os.IsNotExist(err) {
+		t.Fatalf("the empty spare is still there: %v", err)
+	}
+	if st, _ := os.Stat(segs[0]); st.Size() < int64(end) {
+		t.Fatalf("segment cut to %d, below its frames' %d", st.Size(), end)
+	}
+	next, err := s.Ingest(context.Background(), newEvent("s", "", "after", c, "u"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[store.ID]string{res.ID: "kept", next.ID: "after"} {
+		if rec, err := s.Event(id); err != nil || string(rec.Event.Body) != want {
+			t.Fatalf("event %s: %v", id, err)
+		}
+	}
+	after, _ := os.ReadFile(segs[0])
+	if !bytes.HasPrefix(after[end+frameHeader:], []byte("after")) {
+		t.Fatalf("the next body is not where the torn frame began: %q", after[end:end+20])
 	}
 }

@@ -114,8 +114,6 @@ type Store struct {
 	appliedSeq    atomic.Uint64
 	appliedMu     sync.Mutex
 	appliedSignal chan struct{}
-	// applyNow tells the applier that a read waits for it.
-	applyNow chan struct{}
 	// applyErr is set while logged events cannot be applied.
 	applyErr atomic.Pointer[error]
 	logf     func(format string, args ...any)
@@ -221,7 +219,6 @@ func Open(path string, opts Options) (_ *Store, err error) {
 		s.warnf = s.logf
 	}
 	s.toApply.signal = make(chan struct{}, 1)
-	s.applyNow = make(chan struct{}, 1)
 	s.appliedSignal = make(chan struct{})
 	s.appliedSeq.Store(applied)
 	s.loggedSeq.Store(newest)

@@ -86,7 +86,7 @@ func walSegments(t *testing.T, path string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return names
+	return withData(names)
 }
 
 // TestCrashBetweenLogAndApply: events ACKed while bbolt's commit is held

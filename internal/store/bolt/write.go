@@ -81,7 +81,6 @@ func (s *Store) send(ctx context.Context, op *writeOp) error {
 type handoff struct {
 	mu     sync.Mutex
 	ops    []*writeOp
-	urgent int // ops that wait for their commit: all but logged events
 	signal chan struct{}
 }
 
@@ -91,11 +90,6 @@ func (h *handoff) put(ops []*writeOp) {
 	}
 	h.mu.Lock()
 	h.ops = append(h.ops, ops...)
-	for _, op := range ops {
-		if op.event == nil {
-			h.urgent++
-		}
-	}
 	h.mu.Unlock()
 	select {
 	case h.signal <- struct{}{}:
@@ -109,30 +103,11 @@ func (h *handoff) take(batch *[]*writeOp) bool {
 	defer h.mu.Unlock()
 	n := min(len(h.ops), maxBatch)
 	*batch = append((*batch)[:0], h.ops[:n]...)
-	for _, op := range *batch {
-		if op.event == nil {
-			h.urgent--
-		}
-	}
 	rest := copy(h.ops, h.ops[n:])
 	clear(h.ops[rest:])
 	h.ops = h.ops[:rest]
 	return n > 0
 }
-
-// ready says whether the applier should commit now rather than let more
-// logged events gather: a write waits for its commit, a batch is full.
-func (h *handoff) ready() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.urgent > 0 || len(h.ops) >= maxBatch
-}
-
-// applyLinger is how long the applier lets logged events gather before it
-// commits them, unless a write or a read waits: they are ACKed already,
-// and fewer, larger commits leave the disk's flushes to the log, whose
-// fdatasync the ACKs wait for.
-const applyLinger = 5 * time.Millisecond
 
 // writer and applier are the two stages of a write. The writer takes
 // whatever writes are queued, logs the ingested events among them in the
@@ -221,8 +196,6 @@ func (s *Store) logGroup(group []*writeOp) []*writeOp {
 func (s *Store) applier(writerDone, end chan struct{}) {
 	defer close(end)
 	batch := make([]*writeOp, 0, maxBatch)
-	linger := time.NewTimer(applyLinger)
-	linger.Stop()
 	for {
 		select {
 		case <-s.toApply.signal:
@@ -232,20 +205,6 @@ func (s *Store) applier(writerDone, end chan struct{}) {
 			}
 			return
 		}
-		linger.Reset(applyLinger)
-	gather:
-		for !s.toApply.ready() {
-			select {
-			case <-s.toApply.signal:
-			case <-s.applyNow:
-				break gather
-			case <-linger.C:
-				break gather
-			case <-writerDone:
-				break gather
-			}
-		}
-		linger.Stop()
 		for s.toApply.take(&batch) {
 			s.apply(batch)
 		}
@@ -417,10 +376,6 @@ func (s *Store) caughtUp() {
 		}
 		if timeout == nil {
 			timeout = time.After(time.Second)
-			select {
-			case s.applyNow <- struct{}{}: // no lingering: a read waits
-			default:
-			}
 		}
 		select {
 		case <-signal:
