@@ -191,18 +191,16 @@ func TestReloadUnderLoad(t *testing.T) {
 	}
 	reloads := 0
 	for reloads < minReloads || sent.Load() < atLeast {
-		select {
-		case <-time.After(300 * time.Millisecond):
-			// A real change each time: the upstream's timeout and concurrency.
-			routes := routesFor(up.addr)
-			routes = replaceOnce(routes, "timeout: 5s", fmt.Sprintf("timeout: %ds", 5+reloads%3))
-			routes = replaceOnce(routes, "concurrency: 8", fmt.Sprintf("concurrency: %d", 4+reloads%5))
-			writeFile(t, filepath.Join(dir, "routes.yaml"), routes)
-			if status, resp := g.load(caddyfile); status != 200 {
-				t.Fatalf("reload %d: %d %s", reloads, status, resp)
-			}
-			reloads++
+		time.Sleep(300 * time.Millisecond)
+		// A real change each time: the upstream's timeout and concurrency.
+		routes := routesFor(up.addr)
+		routes = replaceOnce(routes, "timeout: 5s", fmt.Sprintf("timeout: %ds", 5+reloads%3))
+		routes = replaceOnce(routes, "concurrency: 8", fmt.Sprintf("concurrency: %d", 4+reloads%5))
+		writeFile(t, filepath.Join(dir, "routes.yaml"), routes)
+		if status, resp := g.load(caddyfile); status != 200 {
+			t.Fatalf("reload %d: %d %s", reloads, status, resp)
 		}
+		reloads++
 	}
 	close(stop)
 	wg.Wait()
