@@ -283,13 +283,8 @@ func (l *bodyLog) create(n uint64) error {
 // once buf is written by write. It starts a new segment first when the
 // active one is full or a failed write left its tail unknown.
 func (l *bodyLog) frames(buf []byte, bodies [][]byte, refs []bodyRef) ([]byte, []bodyRef, error) {
-	if l.mustRotate || l.size >= l.segmentSize {
-		l.waitZeros()
-		// The zeros past the last frame are of no use in a full segment.
-		_ = l.active.Truncate(l.size)
-		if err := l.create(l.activeSeg + 1); err != nil {
-			return buf, refs, err
-		}
+	if err := l.rotateIfFull(); err != nil {
+		return buf, refs, err
 	}
 	off := l.size
 	for _, body := range bodies {
@@ -300,6 +295,30 @@ func (l *bodyLog) frames(buf []byte, bodies [][]byte, refs []bodyRef) ([]byte, [
 		buf = append(append(buf, hdr[:]...), body...)
 	}
 	return buf, refs, nil
+}
+
+// rotateIfFull starts a new segment when the active one is full or a
+// failed write left its tail unknown.
+func (l *bodyLog) rotateIfFull() error {
+	if !l.mustRotate && l.size < l.segmentSize {
+		return nil
+	}
+	l.waitZeros()
+	// The zeros past the last frame are of no use in a full segment.
+	_ = l.active.Truncate(l.size)
+	return l.create(l.activeSeg + 1)
+}
+
+// seal makes buf, a payload after frameHeader bytes left for it, one
+// frame for write, and says which segment it goes to: a frame built in
+// place, with no copy of its payload.
+func (l *bodyLog) seal(buf []byte) (segment uint64, err error) {
+	if err := l.rotateIfFull(); err != nil {
+		return 0, err
+	}
+	binary.BigEndian.PutUint32(buf[:4], uint32(len(buf)-frameHeader))
+	binary.BigEndian.PutUint32(buf[4:frameHeader], frameSum(buf[:4], buf[frameHeader:]))
+	return l.activeSeg, nil
 }
 
 // write appends the frames built by frames to the active segment and

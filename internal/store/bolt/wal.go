@@ -243,7 +243,8 @@ type writeAheadLog struct {
 	log *bodyLog
 	id  uint64 // the store file's meta/wal_id
 
-	// Appending (the writer's first stage only).
+	// Appending (the writer's first stage only): the frame being built,
+	// reused.
 	frame []byte
 	group []*loggedEvent
 
@@ -370,16 +371,17 @@ func (w *writeAheadLog) append(evs []*loggedEvent, allApplied bool) error {
 		w.log.waitZeros()
 		w.log.size = 0
 	}
-	w.frame = appendGroup(w.frame[:0], w.id, evs)
-	buf, refs, err := w.log.frames(nil, [][]byte{w.frame}, nil)
+	var header [frameHeader]byte
+	w.frame = appendGroup(append(w.frame[:0], header[:]...), w.id, evs)
+	seg, err := w.log.seal(w.frame)
 	if err != nil {
 		return err
 	}
-	if err := w.log.write(buf); err != nil {
+	if err := w.log.write(w.frame); err != nil {
 		return err
 	}
 	w.mu.Lock()
-	w.last[refs[0].segment] = max(w.last[refs[0].segment], evs[len(evs)-1].seq)
+	w.last[seg] = max(w.last[seg], evs[len(evs)-1].seq)
 	w.mu.Unlock()
 	return nil
 }

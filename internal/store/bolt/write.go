@@ -366,6 +366,9 @@ func (s *Store) appliedTo(seq uint64) {
 // what bbolt has.
 func (s *Store) caughtUp() {
 	target := s.loggedSeq.Load()
+	if s.appliedSeq.Load() >= target {
+		return // the usual case: no lock
+	}
 	var timeout <-chan time.Time
 	for {
 		s.appliedMu.Lock()
