@@ -63,7 +63,8 @@ func segmentName(n uint64) string { return fmt.Sprintf("%016x.seg", n) }
 type bodyLog struct {
 	dir         string
 	segmentSize int64
-	// zeroMax, when set, caps how far ahead of the writes zeros go.
+	// zeroMax, when positive, caps how far ahead of the writes zeros go;
+	// when negative, no zeros are written ahead.
 	zeroMax int64
 	// inUse returns those of segs that a committed event refers to.
 	inUse func(segs []uint64) ([]uint64, error)
@@ -365,6 +366,9 @@ var zeros = make([]byte, 1<<20)
 // zeroAhead starts writing zeros past the active segment's zeroed part
 // when fewer than half a chunk are left, unless that is under way.
 func (l *bodyLog) zeroAhead() {
+	if l.zeroMax < 0 {
+		return
+	}
 	if l.zeroing != nil {
 		select {
 		case r := <-l.zeroing:

@@ -67,8 +67,18 @@ var (
 // in JSON) in place.
 const schemaVersion = 2
 
-// maxBatch bounds how many writes share one commit.
+// maxBatch bounds how many writes the writer logs in one group.
 const maxBatch = 256
+
+// maxApplyBatch bounds how many writes share one bbolt commit: more than a
+// group, so that a backlog is applied in fewer, larger commits.
+const maxApplyBatch = 1024
+
+// applyBacklog is how many writes may wait for the applier before the
+// writer logs no more: it bounds how far bbolt trails the ACKs (so a read
+// waits for a commit or two at most) and the memory the waiting events
+// hold.
+const applyBacklog = 2 * maxApplyBatch
 
 // Options configure a Store.
 type Options struct {
@@ -86,6 +96,9 @@ type Options struct {
 	SegmentSize int64
 	// WALSegmentSize is the same for the write-ahead log; 0 means 4 MiB.
 	WALSegmentSize int64
+	// ApplyBacklog is how many writes may wait to be applied to bbolt
+	// before the writer logs no more; 0 means 2048. Tests make it small.
+	ApplyBacklog int
 }
 
 // Store is the embedded store: one bbolt file, writes group-committed.
@@ -102,8 +115,10 @@ type Store struct {
 	frameBuf  []byte
 	refBuf    []bodyRef
 
-	// Writes logged or passed on by the writer, waiting for the applier.
+	// Writes logged or passed on by the writer, waiting for the applier;
+	// at most backlog of them.
 	toApply handoff
+	backlog int
 
 	wal      *writeAheadLog
 	inflight inflight
@@ -182,7 +197,9 @@ func Open(path string, opts Options) (_ *Store, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if bodies, err = openBodyLog(bodyLogDir(path), opts.SegmentSize, 0); err != nil {
+	// The body log syncs once per commit, off the ACK's path: zeros ahead
+	// would double its writes to save a journal commit there.
+	if bodies, err = openBodyLog(bodyLogDir(path), opts.SegmentSize, -1); err != nil {
 		return nil, err
 	}
 	walID, applied, err := walIdentity(db)
@@ -219,6 +236,11 @@ func Open(path string, opts Options) (_ *Store, err error) {
 		s.warnf = s.logf
 	}
 	s.toApply.signal = make(chan struct{}, 1)
+	s.toApply.room = make(chan struct{}, 1)
+	s.backlog = applyBacklog
+	if opts.ApplyBacklog > 0 {
+		s.backlog = opts.ApplyBacklog
+	}
 	s.appliedSignal = make(chan struct{})
 	s.appliedSeq.Store(applied)
 	s.loggedSeq.Store(newest)

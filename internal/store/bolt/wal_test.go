@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -332,6 +333,50 @@ func TestCopiesWhileLogged(t *testing.T) {
 	// Once applied, a copy is found in bbolt.
 	if res, _ := s.Ingest(context.Background(), newEvent("github", "delivery-1", "same", c, "legacy")); !res.Duplicate || res.ID != results[0].ID {
 		t.Fatalf("a copy after the apply: %+v", res)
+	}
+}
+
+// TestApplyBacklogIsBounded: while bbolt's commit is held up, the log takes
+// events only until the backlog is full; the others wait, unanswered, and
+// are logged and applied once the commit ends.
+func TestApplyBacklogIsBounded(t *testing.T) {
+	c := &clock{now: time.Unix(1700000000, 0)}
+	s, err := Open(filepath.Join(t.TempDir(), "h.db"), Options{Now: c.Now, ApplyBacklog: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() }) // after blockApply's cleanup lets the commit end
+	unblock := blockApply(t, s)
+	const sent = 30
+	var acked atomic.Int32
+	var wg sync.WaitGroup
+	for i := range sent {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.Ingest(context.Background(), newEvent("s", fmt.Sprint(i), "x", c, "u")); err != nil {
+				t.Error(err)
+			}
+			acked.Add(1)
+		}()
+	}
+	for deadline := time.Now().Add(10 * time.Second); acked.Load() < 8 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // room for a 9th, were the bound not kept
+	if n := acked.Load(); n != 8 {
+		t.Fatalf("%d events ACKed while the apply was held up, want the backlog's 8", n)
+	}
+	if n := s.toApplyCount(); n != 8 {
+		t.Fatalf("%d writes wait to be applied, want 8", n)
+	}
+	unblock()
+	wg.Wait()
+	if n := acked.Load(); n != sent {
+		t.Fatalf("%d of %d events ACKed after the apply went on", n, sent)
+	}
+	if tasks, _ := s.Due("u", c.Now(), 100); len(tasks) != sent {
+		t.Fatalf("%d deliveries queued, want %d", len(tasks), sent)
 	}
 }
 

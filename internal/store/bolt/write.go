@@ -78,10 +78,20 @@ func (s *Store) send(ctx context.Context, op *writeOp) error {
 }
 
 // handoff passes ops from one stage of the writer to the next, in order.
+// signal tells the applier ops were put; room tells the writer ops were
+// taken.
 type handoff struct {
 	mu     sync.Mutex
 	ops    []*writeOp
 	signal chan struct{}
+	room   chan struct{}
+}
+
+func wake(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
 }
 
 func (h *handoff) put(ops []*writeOp) {
@@ -91,22 +101,48 @@ func (h *handoff) put(ops []*writeOp) {
 	h.mu.Lock()
 	h.ops = append(h.ops, ops...)
 	h.mu.Unlock()
-	select {
-	case h.signal <- struct{}{}:
-	default:
-	}
+	wake(h.signal)
 }
 
-// take moves up to maxBatch ops into batch.
+// take moves up to maxApplyBatch ops into batch.
 func (h *handoff) take(batch *[]*writeOp) bool {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	n := min(len(h.ops), maxBatch)
+	n := min(len(h.ops), maxApplyBatch)
 	*batch = append((*batch)[:0], h.ops[:n]...)
 	rest := copy(h.ops, h.ops[n:])
 	clear(h.ops[rest:])
 	h.ops = h.ops[:rest]
+	h.mu.Unlock()
+	if n > 0 {
+		wake(h.room)
+	}
 	return n > 0
+}
+
+func (h *handoff) waiting() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.ops)
+}
+
+// roomToLog waits until fewer than the backlog's writes wait for the
+// applier and says how many more may join them. While bbolt cannot apply,
+// it does not wait: logGroup refuses new events then, with 503s instead of
+// a hung request. ok is false once the store closes.
+func (s *Store) roomToLog() (room int, ok bool) {
+	for {
+		if s.applyErr.Load() != nil {
+			return maxBatch, true
+		}
+		if n := s.toApply.waiting(); n < s.backlog {
+			return s.backlog - n, true
+		}
+		select {
+		case <-s.toApply.room:
+		case <-s.closing:
+			return 0, false
+		}
+	}
 }
 
 // writer and applier are the two stages of a write. The writer takes
@@ -117,7 +153,9 @@ func (h *handoff) take(batch *[]*writeOp) bool {
 // log (one write, one fdatasync) and commits them in one bbolt
 // transaction. So an ingested event waits for one fdatasync, the next
 // group gathers while one syncs, batch sizes follow the load, and a
-// commit never refers to a body that is not on disk.
+// commit never refers to a body that is not on disk. When bbolt falls
+// behind, the writer stops logging at the backlog's bound (roomToLog), so
+// the requests wait instead of bbolt trailing the ACKs without limit.
 func (s *Store) writer() {
 	writerDone, applierEnd := make(chan struct{}), make(chan struct{})
 	go s.applier(writerDone, applierEnd)
@@ -135,8 +173,14 @@ func (s *Store) writer() {
 			s.refuseQueued()
 			return
 		}
+		room, ok := s.roomToLog()
+		if !ok {
+			group[0].done <- fmt.Errorf("%w: closed", store.ErrUnavailable)
+			s.refuseQueued()
+			return
+		}
 	fill:
-		for len(group) < maxBatch {
+		for len(group) < min(maxBatch, room) {
 			select {
 			case op := <-s.writes:
 				group = append(group, op)
@@ -195,7 +239,7 @@ func (s *Store) logGroup(group []*writeOp) []*writeOp {
 // what is left.
 func (s *Store) applier(writerDone, end chan struct{}) {
 	defer close(end)
-	batch := make([]*writeOp, 0, maxBatch)
+	batch := make([]*writeOp, 0, maxApplyBatch)
 	for {
 		select {
 		case <-s.toApply.signal:
@@ -328,6 +372,7 @@ func (s *Store) refused(batch []*writeOp, err error) {
 	wait := 50 * time.Millisecond
 	for {
 		s.applyErr.Store(&err)
+		wake(s.toApply.room)
 		s.warnf("applying %d logged events to the store failed (retrying in %s): %v", len(logged), wait, err)
 		select {
 		case <-s.closing:
