@@ -268,14 +268,16 @@ func startUpstream(addr string) (*upstream, error) {
 }
 
 // storeSizeMB is the size of a bbolt store: its file and the segments of
-// its body log.
+// its body log and its write-ahead log.
 func storeSizeMB(path string) float64 {
 	var size int64
 	if info, err := os.Stat(path); err == nil {
 		size += info.Size()
 	}
+	// The body log and the write-ahead log are part of the store too.
 	segs, _ := filepath.Glob(filepath.Join(path+".bodies", "*.seg"))
-	for _, seg := range segs {
+	logged, _ := filepath.Glob(filepath.Join(path+".wal", "*.seg"))
+	for _, seg := range append(segs, logged...) {
 		if info, err := os.Stat(seg); err == nil {
 			size += info.Size()
 		}

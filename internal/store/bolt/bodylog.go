@@ -68,6 +68,12 @@ type bodyLog struct {
 	zeroMax int64
 	// inUse returns those of segs that a committed event refers to.
 	inUse func(segs []uint64) ([]uint64, error)
+	// recycle, for the write-ahead log, keeps one emptied segment (as
+	// reuseName) to become a next one: its blocks are allocated already, so
+	// the log writes no zeros ahead into it. Its old frames are all applied
+	// when it is retired, so recovery, reading past a new tail into them,
+	// finds nothing to apply there.
+	recycle bool
 
 	// Appending (the store's writer goroutine only).
 	active     *os.File
@@ -90,6 +96,7 @@ type bodyLog struct {
 	// segments to remove wait in deferred.
 	holds    int
 	deferred []uint64
+	reuse    bool  // a retired segment waits as reuseName
 	synced   int64 // size as of the last write that synced: what a copy may read
 	// unsettled counts, per segment, bodies appended whose commits have
 	// not ended: a record may yet refer to them.
@@ -220,9 +227,35 @@ func frameSum(length, body []byte) uint32 {
 }
 
 type spareResult struct {
-	n   uint64
-	f   *os.File
-	err error
+	n    uint64
+	f    *os.File
+	size int64 // bytes allocated already: a recycled segment's
+	err  error
+}
+
+// reuseName is where a retired segment waits to be recycled: not a
+// segment's name, so never read as one.
+const reuseName = "reuse"
+
+// recycled makes the retired segment segment n, durably, and opens it.
+func (l *bodyLog) recycled(n uint64) (*os.File, int64, error) {
+	name := filepath.Join(l.dir, segmentName(n))
+	if err := os.Rename(filepath.Join(l.dir, reuseName), name); err != nil {
+		return nil, 0, err
+	}
+	if err := SyncDir(l.dir); err != nil {
+		return nil, 0, err
+	}
+	f, err := os.OpenFile(name, os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, st.Size(), nil
 }
 
 // createFile creates segment n and makes its name durable.
@@ -246,7 +279,17 @@ func (l *bodyLog) prepareSpare() {
 	}
 	done := make(chan spareResult, 1)
 	l.spare = done
+	l.mu.Lock()
+	reuse := l.reuse
+	l.reuse = false
+	l.mu.Unlock()
 	go func(n uint64) {
+		if reuse {
+			if f, size, err := l.recycled(n); err == nil {
+				done <- spareResult{n: n, f: f, size: size}
+				return
+			}
+		}
 		f, err := l.createFile(n)
 		done <- spareResult{n: n, f: f, err: err}
 	}(l.activeSeg + 1)
@@ -256,12 +299,13 @@ func (l *bodyLog) prepareSpare() {
 // that one.
 func (l *bodyLog) create(n uint64) error {
 	var f *os.File
+	var allocated int64
 	if l.spare != nil {
 		r := <-l.spare
 		l.spare = nil
 		switch {
 		case r.err == nil && r.n == n:
-			f = r.f
+			f, allocated = r.f, r.size
 		case r.err == nil:
 			r.f.Close()
 		}
@@ -274,7 +318,7 @@ func (l *bodyLog) create(n uint64) error {
 	}
 	l.mu.Lock()
 	l.files[n] = f
-	l.active, l.activeSeg, l.size, l.synced, l.mustRotate, l.zeroed = f, n, 0, 0, false, 0
+	l.active, l.activeSeg, l.size, l.synced, l.mustRotate, l.zeroed = f, n, 0, 0, false, allocated
 	l.mu.Unlock()
 	l.zeroAhead()
 	return nil
@@ -388,6 +432,11 @@ func (l *bodyLog) zeroAhead() {
 		return
 	}
 	from := max(l.zeroed, l.size)
+	// Past the segment's size only its last group goes, and a recycled
+	// segment is allocated up to there already.
+	if chunk = min(chunk, l.segmentSize-from); chunk <= 0 {
+		return
+	}
 	done := make(chan zeroResult, 1)
 	l.zeroing, l.zeroFrom = done, from
 	go func(f *os.File) {
@@ -482,6 +531,13 @@ func (l *bodyLog) remove(segs ...uint64) error {
 		if f, ok := l.files[n]; ok {
 			f.Close()
 			delete(l.files, n)
+		}
+		if l.recycle && !l.reuse {
+			// No sync: after a crash either name does.
+			if err := os.Rename(filepath.Join(l.dir, segmentName(n)), filepath.Join(l.dir, reuseName)); err == nil {
+				l.reuse = true
+				continue
+			}
 		}
 		if err := os.Remove(filepath.Join(l.dir, segmentName(n))); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)

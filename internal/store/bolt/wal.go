@@ -286,6 +286,10 @@ func openWAL(storePath string, id, applied uint64, segmentSize int64) (*writeAhe
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("opening the write-ahead log: %w", err)
 	}
+	log.recycle = true
+	if _, err := os.Stat(filepath.Join(log.dir, reuseName)); err == nil {
+		log.reuse = true
+	}
 	w := &writeAheadLog{log: log, id: id, last: map[uint64]uint64{}}
 	log.inUse = w.unapplied(applied)
 	segs, err := log.segments()
