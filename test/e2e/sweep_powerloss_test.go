@@ -29,7 +29,8 @@ import (
 )
 
 // sweepSegmentSize makes the body log start a segment every dozen events,
-// so that sweeps remove segments all the time.
+// so that sweeps remove segments all the time, and the write-ahead log
+// recycle its segments all the time.
 const sweepSegmentSize = 32 << 10
 
 // TestPowerLossDuringSweep cuts the power while the store sweeps. A child
@@ -230,7 +231,7 @@ func (h *sweepHistory) check(t *testing.T, disk, when string, report powerfs.Cut
 	path := filepath.Join(cp, "hookgate.db")
 	// Opened once first, as the next run would: events ACKed but still in
 	// the write-ahead log are applied to the file.
-	recovered, err := bolt.Open(path, bolt.Options{SegmentSize: sweepSegmentSize})
+	recovered, err := bolt.Open(path, bolt.Options{SegmentSize: sweepSegmentSize, WALSegmentSize: sweepSegmentSize})
 	if err != nil {
 		fail("the store does not open: %v", err)
 	}
@@ -255,7 +256,7 @@ func (h *sweepHistory) check(t *testing.T, disk, when string, report powerfs.Cut
 	if err != nil {
 		fail("%v", err)
 	}
-	s, err := bolt.Open(path, bolt.Options{SegmentSize: sweepSegmentSize})
+	s, err := bolt.Open(path, bolt.Options{SegmentSize: sweepSegmentSize, WALSegmentSize: sweepSegmentSize})
 	if err != nil {
 		fail("the store does not open: %v", err)
 	}
@@ -369,7 +370,7 @@ func sweeperEvent(key string, body []byte, unrouted bool) *store.NewEvent {
 //	s / S <deleted>                          a sweep began / ended
 //	R <error>                                a due event did not read; it is tried again
 func sweeperChild(path string) error {
-	s, err := bolt.Open(path, bolt.Options{SegmentSize: sweepSegmentSize})
+	s, err := bolt.Open(path, bolt.Options{SegmentSize: sweepSegmentSize, WALSegmentSize: sweepSegmentSize})
 	if err != nil {
 		return err
 	}
